@@ -629,8 +629,9 @@ int PtlStartBundle(ptl_handle_ni_t ni_handle);
 int PtlEndBundle(ptl_handle_ni_t ni_handle);
 
 /* ------------------------------------------------------------------------ */
-/* Non-zero when both handles are equal, zero otherwise (the reference's
- * convention, not PTL_OK/PTL_FAIL as an early spec draft said). */
+/* Non-zero when both handles are equal, zero otherwise: the reference's
+ * convention, which Open MPI relies on (`!PtlHandleIsEqual(h, PTL_INVALID_HANDLE)`).
+ * Do not return PTL_OK (0) for equality. */
 int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2);
 
 /* ------------------------------------------------------------------------ */
