@@ -1,0 +1,130 @@
+// s4bxi-launch: runs a command (or N ranks of a program) on the simulated cluster.
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "log.hpp"
+#include "options.hpp"
+#include "paths.hpp"
+#include "run.hpp"
+
+extern char** environ;
+
+using namespace s4bxi::launcher;
+
+namespace {
+
+// Children expect fds 0, 1 and 2 to exist; so do we (a pipe we create must not become
+// "stderr" by accident).
+void ensure_standard_fds()
+{
+    for (int fd = 0; fd < 3; ++fd)
+        if (::fcntl(fd, F_GETFD) < 0) ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+}
+
+// The summary file's directory must exist: better to know before a long run.
+bool summary_location_ok(const std::string& file, std::string& error)
+{
+    std::filesystem::path path(file);
+    std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) {
+        error = "summary file '" + file + "': directory '" + dir.string() + "' does not exist";
+        return false;
+    }
+    if (std::filesystem::is_directory(path, ec)) {
+        error = "summary file '" + file + "' is a directory";
+        return false;
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+        error = "summary file '" + file + "': directory '" + dir.string() + "' is not writable";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    ensure_standard_fds();
+    std::vector<std::string> args(argv + 1, argv + argc);
+    Environment env;
+    for (char** entry = environ; *entry; ++entry) {
+        const char* eq = std::strchr(*entry, '=');
+        if (!eq) continue;
+        env.emplace(std::string(*entry, static_cast<size_t>(eq - *entry)), std::string(eq + 1));
+    }
+
+    ParseOutcome outcome = parse_options(args, env);
+    switch (outcome.kind) {
+    case ParseOutcome::Kind::Help:
+        std::cout << outcome.text << std::flush;
+        return 0;
+    case ParseOutcome::Kind::Version:
+        std::cout << outcome.text << std::endl;
+        return 0;
+    case ParseOutcome::Kind::Error:
+        log::error("{}", outcome.text);
+        return kExitUsage;
+    case ParseOutcome::Kind::Run:
+        break;
+    }
+
+    RunPlan plan;
+    plan.options = outcome.options;
+    log::set_level(plan.options.log_level);
+
+    auto program = resolve_program(plan.options.command.front(), std::getenv("PATH"));
+    if (!program) {
+        log::error("{}", program.error);
+        return kExitUsage;
+    }
+    plan.program = *program.value;
+
+    if (plan.options.platform) {
+        auto platform = check_platform_file(*plan.options.platform);
+        if (!platform) {
+            log::error("{}", platform.error);
+            return kExitUsage;
+        }
+        plan.platform = *platform.value;
+    }
+
+    if (plan.options.summary_file) {
+        std::string error;
+        if (!summary_location_ok(*plan.options.summary_file, error)) {
+            log::error("{}", error);
+            return kExitUsage;
+        }
+    }
+
+    // Explicit siblings are user input: check them like the other paths.
+    if (plan.options.simkernel && ::access(plan.options.simkernel->c_str(), X_OK) != 0) {
+        log::error("--simkernel '{}' is not an executable file", *plan.options.simkernel);
+        return kExitUsage;
+    }
+    if (plan.options.preload && ::access(plan.options.preload->c_str(), R_OK) != 0) {
+        log::error("--preload '{}' is not a readable file", *plan.options.preload);
+        return kExitUsage;
+    }
+
+    auto self = self_directory();
+    if (!self) {
+        log::error("{}", self.error);
+        return kExitLauncherFailure;
+    }
+    auto siblings = find_siblings(*self.value, default_layout(), plan.options.simkernel, plan.options.preload);
+    if (!siblings) {
+        log::error("{}", siblings.error);
+        return kExitLauncherFailure;
+    }
+    plan.siblings = *siblings.value;
+
+    return run(plan, environ);
+}

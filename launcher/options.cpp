@@ -1,0 +1,322 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#ifndef S4BXI_VERSION
+#error "S4BXI_VERSION must be defined by the build"
+#endif
+
+namespace s4bxi::launcher {
+
+std::string_view to_string(CpuModel model)
+{
+    return model == CpuModel::Zero ? "zero" : "measured";
+}
+
+std::string_view to_string(LogLevel level)
+{
+    switch (level) {
+    case LogLevel::Error: return "error";
+    case LogLevel::Warning: return "warning";
+    case LogLevel::Info: return "info";
+    case LogLevel::Debug: return "debug";
+    }
+    return "warning";
+}
+
+const std::vector<EnvDefault>& env_defaults()
+{
+    static const std::vector<EnvDefault> list = {
+        {"S4BXI_PPN", "--ppn"},
+        {"S4BXI_PLATFORM", "--platform"},
+        {"S4BXI_CPU_MODEL", "--cpu-model"},
+        {"S4BXI_CPU_FACTOR", "--cpu-factor"},
+        {"S4BXI_CPU_THRESHOLD", "--cpu-threshold"},
+        {"S4BXI_TIMEOUT", "--timeout"},
+        {"S4BXI_LOG_LEVEL", "--log-level"},
+    };
+    return list;
+}
+
+const std::vector<std::string>& internal_env_names()
+{
+    static const std::vector<std::string> list = {"S4BXI_SOCKET", "S4BXI_RANK", "S4BXI_SIZE", "S4BXI_RANK_PID"};
+    return list;
+}
+
+bool known_env_name(std::string_view name)
+{
+    for (const auto& entry : env_defaults())
+        if (name == entry.name) return true;
+    for (const auto& entry : internal_env_names())
+        if (name == entry) return true;
+    return false;
+}
+
+std::optional<long long> parse_integer(std::string_view text)
+{
+    if (text.empty()) return std::nullopt;
+    if (text.front() == '+') text.remove_prefix(1);
+    long long value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+std::optional<double> parse_real(std::string_view text)
+{
+    if (text.empty()) return std::nullopt;
+    if (text.front() == '+') text.remove_prefix(1);
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+    return value;
+}
+
+std::string version_line()
+{
+    return fmt::format("s4bxi-launch {}", S4BXI_VERSION);
+}
+
+std::string help_text()
+{
+    return fmt::format(R"(Usage: s4bxi-launch -n N [options] PROGRAM [ARGS...]
+       s4bxi-launch [options] -- COMMAND [ARGS...]
+
+Run unmodified Portals 4 / MPI programs on a simulated BXI cluster. With -n, the
+launcher starts N ranks of PROGRAM itself. Without -n, COMMAND (e.g. mpirun -np 4 ./app)
+is run once and its ranks identify themselves from their MPI environment.
+
+Options:
+  -n, --np N               start N ranks of PROGRAM (N >= 1)
+      --ppn P              ranks per simulated node (default 1)         [S4BXI_PPN]
+      --platform FILE      platform description (TOML); default: the built-in
+                           platform                                     [S4BXI_PLATFORM]
+      --cpu-model MODEL    measured: real CPU time of the ranks becomes simulated
+                           time; zero: computation takes no simulated time
+                           (default measured)                          [S4BXI_CPU_MODEL]
+      --cpu-factor F       scale measured CPU time by F > 0 (default 1)  [S4BXI_CPU_FACTOR]
+      --cpu-threshold S    ignore computations shorter than S seconds
+                           (default 1e-9)                          [S4BXI_CPU_THRESHOLD]
+      --timeout S          wall-clock limit of the whole run in seconds;
+                           0 = no limit (default 0)                      [S4BXI_TIMEOUT]
+      --log-level LEVEL    error, warning, info or debug (default warning)
+                                                                       [S4BXI_LOG_LEVEL]
+      --summary FILE       write the run summary as JSON to FILE
+  -q, --quiet              do not print the run summary
+      --keep-run-dir       keep the private run directory (for debugging)
+      --simkernel PATH     use this simulation server instead of the one installed
+                           with the launcher
+      --preload PATH       use this Portals library instead of the one installed
+                           with the launcher
+  -h, --help               print this help and exit
+      --version            print the version and exit
+
+Options override the S4BXI_* environment variables shown in brackets. Any other
+S4BXI_* variable in the environment is an error.
+
+Exit status: the command's status (spawn mode: the first non-zero rank status,
+128+signal for a rank killed by a signal); the server's status if the command succeeded
+but the simulation failed; 2 for bad usage; 124 when --timeout expired; 125 when the
+launcher itself could not run the simulation; 128+signal when interrupted.
+
+Examples:
+  s4bxi-launch -n 2 ./pingpong
+  s4bxi-launch --summary run.json -- mpirun -np 4 ./app
+)");
+}
+
+namespace {
+
+struct Raw {
+    std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary;
+    std::string simkernel, preload;
+    bool quiet = false, keep = false, help = false, version = false;
+};
+
+// Validates one value; `where` names its source for the message ("--ppn" or "S4BXI_PPN").
+struct Checker {
+    std::string error;
+
+    void fail(const std::string& where, const std::string& value, const char* expected)
+    {
+        if (error.empty()) error = fmt::format("invalid value '{}' for {}: expected {}", value, where, expected);
+    }
+
+    void integer_at_least(const std::string& where, const std::string& value, long long min, int& out)
+    {
+        auto parsed = parse_integer(value);
+        if (!parsed || *parsed < min || *parsed > INT_MAX) {
+            fail(where, value, min == 1 ? "an integer >= 1" : "an integer");
+            return;
+        }
+        out = static_cast<int>(*parsed);
+    }
+
+    void real(const std::string& where, const std::string& value, bool strictly_positive, double& out)
+    {
+        auto parsed = parse_real(value);
+        if (!parsed || (strictly_positive ? *parsed <= 0 : *parsed < 0)) {
+            fail(where, value, strictly_positive ? "a number > 0" : "a number >= 0");
+            return;
+        }
+        out = *parsed;
+    }
+
+    void cpu_model(const std::string& where, const std::string& value, CpuModel& out)
+    {
+        if (value == "measured") out = CpuModel::Measured;
+        else if (value == "zero") out = CpuModel::Zero;
+        else fail(where, value, "'measured' or 'zero'");
+    }
+
+    void log_level(const std::string& where, const std::string& value, LogLevel& out)
+    {
+        if (value == "error") out = LogLevel::Error;
+        else if (value == "warning") out = LogLevel::Warning;
+        else if (value == "info") out = LogLevel::Info;
+        else if (value == "debug") out = LogLevel::Debug;
+        else fail(where, value, "one of error, warning, info, debug");
+    }
+
+    void path(const std::string& where, const std::string& value, std::optional<std::string>& out)
+    {
+        if (value.empty()) fail(where, value, "a file name");
+        else out = value;
+    }
+};
+
+ParseOutcome error(std::string text)
+{
+    ParseOutcome outcome;
+    outcome.kind = ParseOutcome::Kind::Error;
+    outcome.text = std::move(text);
+    return outcome;
+}
+
+}  // namespace
+
+ParseOutcome parse_options(const std::vector<std::string>& args, const Environment& env)
+{
+    Raw raw;
+    CLI::App app{"s4bxi-launch"};
+    app.set_help_flag();  // our own --help, with our own text
+    app.prefix_command();  // stop at the program: its own options are not ours
+    CLI::Option* np = app.add_option("-n,--np", raw.np);
+    CLI::Option* ppn = app.add_option("--ppn", raw.ppn);
+    CLI::Option* platform = app.add_option("--platform", raw.platform);
+    CLI::Option* cpu_model = app.add_option("--cpu-model", raw.cpu_model);
+    CLI::Option* cpu_factor = app.add_option("--cpu-factor", raw.cpu_factor);
+    CLI::Option* cpu_threshold = app.add_option("--cpu-threshold", raw.cpu_threshold);
+    CLI::Option* timeout = app.add_option("--timeout", raw.timeout);
+    CLI::Option* log_level = app.add_option("--log-level", raw.log_level);
+    CLI::Option* summary = app.add_option("--summary", raw.summary);
+    CLI::Option* simkernel = app.add_option("--simkernel", raw.simkernel);
+    CLI::Option* preload = app.add_option("--preload", raw.preload);
+    app.add_flag("-q,--quiet", raw.quiet);
+    app.add_flag("--keep-run-dir", raw.keep);
+    app.add_flag("-h,--help", raw.help);
+    app.add_flag("--version", raw.version);
+    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary,
+                                simkernel, preload})
+        option->take_last();
+
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+        app.parse(reversed);
+    } catch (const CLI::ArgumentMismatch& e) {
+        std::string what = e.what();
+        std::string name = what.substr(0, what.find(':'));
+        return error(fmt::format("option {} needs a value (see s4bxi-launch --help)", name));
+    } catch (const CLI::ParseError& e) {
+        return error(fmt::format("{} (see s4bxi-launch --help)", e.what()));
+    }
+
+    // The program and its arguments: what CLI11 did not consume. An explicit "--" is kept
+    // by CLI11 as the first element; anything else starting with '-' is an option of ours
+    // that CLI11 did not recognize.
+    std::vector<std::string> command = app.remaining();
+    bool separator = !command.empty() && command.front() == "--";
+    if (separator) command.erase(command.begin());
+    else if (!command.empty() && command.front().size() > 1 && command.front()[0] == '-')
+        return error(fmt::format("unknown option '{}' (see s4bxi-launch --help)", command.front()));
+
+    if (raw.help) {
+        ParseOutcome outcome;
+        outcome.kind = ParseOutcome::Kind::Help;
+        outcome.text = help_text();
+        return outcome;
+    }
+    if (raw.version) {
+        ParseOutcome outcome;
+        outcome.kind = ParseOutcome::Kind::Version;
+        outcome.text = version_line();
+        return outcome;
+    }
+
+    for (const auto& [name, value] : env)
+        if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
+            return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
+                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT, "
+                                     "S4BXI_LOG_LEVEL)",
+                                     name));
+
+    Options options;
+    Checker check;
+
+    // Environment defaults first, then the command line on top.
+    auto from_env = [&](const char* name) -> const std::string* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : &it->second;
+    };
+    if (auto v = from_env("S4BXI_PPN")) check.integer_at_least("S4BXI_PPN", *v, 1, options.ppn);
+    if (auto v = from_env("S4BXI_PLATFORM")) check.path("S4BXI_PLATFORM", *v, options.platform);
+    if (auto v = from_env("S4BXI_CPU_MODEL")) check.cpu_model("S4BXI_CPU_MODEL", *v, options.cpu_model);
+    if (auto v = from_env("S4BXI_CPU_FACTOR")) check.real("S4BXI_CPU_FACTOR", *v, true, options.cpu_factor);
+    if (auto v = from_env("S4BXI_CPU_THRESHOLD"))
+        check.real("S4BXI_CPU_THRESHOLD", *v, false, options.cpu_threshold);
+    if (auto v = from_env("S4BXI_TIMEOUT")) check.real("S4BXI_TIMEOUT", *v, false, options.timeout);
+    if (auto v = from_env("S4BXI_LOG_LEVEL")) check.log_level("S4BXI_LOG_LEVEL", *v, options.log_level);
+
+    if (np->count()) {
+        int n = 0;
+        check.integer_at_least("-n/--np", raw.np, 1, n);
+        options.np = n;
+    }
+    if (ppn->count()) check.integer_at_least("--ppn", raw.ppn, 1, options.ppn);
+    if (platform->count()) check.path("--platform", raw.platform, options.platform);
+    if (cpu_model->count()) check.cpu_model("--cpu-model", raw.cpu_model, options.cpu_model);
+    if (cpu_factor->count()) check.real("--cpu-factor", raw.cpu_factor, true, options.cpu_factor);
+    if (cpu_threshold->count()) check.real("--cpu-threshold", raw.cpu_threshold, false, options.cpu_threshold);
+    if (timeout->count()) check.real("--timeout", raw.timeout, false, options.timeout);
+    if (log_level->count()) check.log_level("--log-level", raw.log_level, options.log_level);
+    if (summary->count()) check.path("--summary", raw.summary, options.summary_file);
+    if (simkernel->count()) check.path("--simkernel", raw.simkernel, options.simkernel);
+    if (preload->count()) check.path("--preload", raw.preload, options.preload);
+    if (!check.error.empty()) return error(check.error);
+
+    options.quiet = raw.quiet;
+    options.keep_run_dir = raw.keep;
+
+    if (command.empty())
+        return error(options.spawn_mode() ? "no program given (usage: s4bxi-launch -n N [options] PROGRAM [ARGS...])"
+                                          : "no command given (usage: s4bxi-launch -n N [options] PROGRAM [ARGS...] "
+                                            "or s4bxi-launch [options] -- COMMAND [ARGS...])");
+    if (command.front().empty()) return error("the program name is empty");
+    options.command = std::move(command);
+
+    ParseOutcome outcome;
+    outcome.kind = ParseOutcome::Kind::Run;
+    outcome.options = std::move(options);
+    return outcome;
+}
+
+}  // namespace s4bxi::launcher

@@ -1,0 +1,85 @@
+// Command-line and environment parsing of s4bxi-launch.
+//
+// parse_options() is a pure function: it looks at nothing but its arguments (no file system,
+// no process environment), so every rule can be unit-tested. Checks that need the file
+// system (is the program there, is the platform file readable) live in paths.hpp.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace s4bxi::launcher {
+
+enum class CpuModel { Measured, Zero };
+enum class LogLevel { Error, Warning, Info, Debug };
+
+std::string_view to_string(CpuModel model);
+std::string_view to_string(LogLevel level);
+
+struct Options {
+    // Spawn mode (-n N): the launcher starts N ranks of `command` itself.
+    // Command mode (no -n): `command` is run once (e.g. mpirun ...), ranks identify
+    // themselves from their MPI environment.
+    std::optional<int> np;
+    int ppn = 1;
+    std::optional<std::string> platform;
+    CpuModel cpu_model = CpuModel::Measured;
+    double cpu_factor = 1.0;
+    double cpu_threshold = 1e-9;
+    double timeout = 0.0;  // wall-clock seconds; 0 = no limit
+    LogLevel log_level = LogLevel::Warning;
+    std::optional<std::string> summary_file;
+    bool quiet = false;
+    bool keep_run_dir = false;
+    std::optional<std::string> simkernel;  // explicit server path (default: next to the launcher)
+    std::optional<std::string> preload;    // explicit library path (default: next to the launcher)
+    std::vector<std::string> command;      // program (or command) and its arguments
+
+    bool spawn_mode() const { return np.has_value(); }
+    // World size announced to the server: N in spawn mode, 0 (learned from the ranks) otherwise.
+    int world_size() const { return np.value_or(0); }
+};
+
+struct ParseOutcome {
+    enum class Kind { Run, Help, Version, Error };
+    Kind kind = Kind::Error;
+    Options options;
+    // Help: the full help text. Version: the version line. Error: the problem, one line,
+    // without the "s4bxi-launch: error: " prefix.
+    std::string text;
+};
+
+using Environment = std::map<std::string, std::string>;
+
+// Environment variables the launcher accepts as defaults for its options (options win).
+struct EnvDefault {
+    const char* name;
+    const char* option;  // the option it stands for
+};
+const std::vector<EnvDefault>& env_defaults();
+
+// Variables the launcher (or the preloaded library) sets itself. Tolerated in the
+// launcher's environment (e.g. a nested run) but replaced or removed for the children.
+const std::vector<std::string>& internal_env_names();
+
+// True if `name` is an S4BXI_* variable we know.
+bool known_env_name(std::string_view name);
+
+// args: argv without argv[0]. env: the launcher's environment (only S4BXI_* entries matter).
+ParseOutcome parse_options(const std::vector<std::string>& args, const Environment& env);
+
+// The help text (also returned by parse_options for --help).
+std::string help_text();
+
+// The version line: "s4bxi-launch <version>".
+std::string version_line();
+
+// Strict number parsing shared by options and environment variables (whole string must be
+// a number; no trailing garbage, no NaN/inf). Exposed for tests.
+std::optional<long long> parse_integer(std::string_view text);
+std::optional<double> parse_real(std::string_view text);
+
+}  // namespace s4bxi::launcher

@@ -1,0 +1,52 @@
+// File-system checks of s4bxi-launch: the program to run, the platform file, and the two
+// siblings installed with the launcher (the simulation server and the preloaded library).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace s4bxi::launcher {
+
+// Either a value or the one-line description of why there is none.
+template <typename T>
+struct Checked {
+    std::optional<T> value;
+    std::string error;
+    explicit operator bool() const { return value.has_value(); }
+};
+
+// Resolves a program name like execvp does: a name with a '/' is taken as it is, any other
+// is searched in `path_env` (PATH; empty entries mean the current directory). The result
+// must be an executable regular file. The error names the program.
+Checked<std::string> resolve_program(const std::string& name, const char* path_env);
+
+// The platform file must exist, be a regular file and be readable. Returns its absolute path.
+Checked<std::string> check_platform_file(const std::string& file);
+
+struct Siblings {
+    std::string simkernel;  // absolute path of s4bxi-simkernel
+    std::string library;    // absolute path of libportals.so.4
+};
+
+// Candidate locations relative to the directory holding s4bxi-launch, first match wins:
+// the build tree (../simkernel/s4bxi-simkernel, ../libinterpose/libportals.so.4), then the
+// installed layout (relative paths from bindir computed when the build was configured).
+struct SiblingLayout {
+    std::string build_simkernel = "../simkernel/s4bxi-simkernel";
+    std::string build_library = "../libinterpose/libportals.so.4";
+    std::string installed_simkernel;
+    std::string installed_library;
+};
+SiblingLayout default_layout();
+
+// launcher_dir: directory of the running s4bxi-launch. Overrides (from --simkernel and
+// --preload) are used instead of the search when given.
+Checked<Siblings> find_siblings(const std::string& launcher_dir, const SiblingLayout& layout,
+                                const std::optional<std::string>& simkernel_override,
+                                const std::optional<std::string>& library_override);
+
+// Directory of the running executable (/proc/self/exe).
+Checked<std::string> self_directory();
+
+}  // namespace s4bxi::launcher

@@ -1,0 +1,36 @@
+// One simulated run: the private run directory, the server, the command or the ranks, their
+// supervision, the final clean-up and the summary.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "options.hpp"
+#include "paths.hpp"
+
+namespace s4bxi::launcher {
+
+// Exit statuses of the launcher itself (the others come from the command or the server).
+inline constexpr int kExitUsage = 2;             // bad options, program or platform file
+inline constexpr int kExitTimeout = 124;         // --timeout expired
+inline constexpr int kExitLauncherFailure = 125; // the launcher could not run the simulation
+
+// Wall-clock limits of the run protocol, in seconds.
+inline constexpr double kServerReadyTimeout = 30;  // server start until its socket listens
+inline constexpr double kServerExitGrace = 10;     // command ended -> server exits by itself
+inline constexpr double kServerTermGrace = 5;      // SIGTERM -> SIGKILL of the server
+inline constexpr double kCommandGrace = 10;        // server ended cleanly -> command exits by itself
+inline constexpr double kInterruptGrace = 5;       // forwarded SIGINT/SIGTERM -> SIGKILL
+
+struct RunPlan {
+    Options options;
+    std::string program;  // resolved path of options.command[0]
+    Siblings siblings;
+    std::optional<std::string> platform;  // absolute path, when one was given
+};
+
+// Runs the whole protocol and returns the launcher's exit status. `environment` is the
+// launcher's environment (environ).
+int run(const RunPlan& plan, char** environment);
+
+}  // namespace s4bxi::launcher

@@ -1,0 +1,148 @@
+#include "summary.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace s4bxi::launcher {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> number(const json& object, const char* key)
+{
+    if (!object.is_object()) return std::nullopt;
+    auto it = object.find(key);
+    if (it == object.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+}
+
+std::optional<std::string> text(const json& object, const char* key)
+{
+    if (!object.is_object()) return std::nullopt;
+    auto it = object.find(key);
+    if (it == object.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+}
+
+std::string trim_decimals(std::string value)
+{
+    if (value.find('.') == std::string::npos) return value;
+    while (!value.empty() && value.back() == '0') value.pop_back();
+    if (!value.empty() && value.back() == '.') value.pop_back();
+    return value;
+}
+
+std::string count(std::optional<double> value)
+{
+    if (!value) return "-";
+    return fmt::format("{:.0f}", *value);
+}
+
+}  // namespace
+
+std::string format_seconds(double seconds)
+{
+    if (!std::isfinite(seconds)) return "-";
+    double magnitude = std::fabs(seconds);
+    if (magnitude == 0) return "0 s";
+    if (magnitude >= 1) return trim_decimals(fmt::format("{:.6f}", seconds)) + " s";
+    if (magnitude >= 1e-3) return trim_decimals(fmt::format("{:.6f}", seconds * 1e3)) + " ms";
+    if (magnitude >= 1e-6) return trim_decimals(fmt::format("{:.6f}", seconds * 1e6)) + " us";
+    return trim_decimals(fmt::format("{:.6f}", seconds * 1e9)) + " ns";
+}
+
+std::string format_bytes(double bytes)
+{
+    if (!std::isfinite(bytes) || bytes < 0) return "-";
+    if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
+    static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double value = bytes / 1024;
+    size_t unit = 0;
+    while (value >= 1024 && unit + 1 < std::size(units)) {
+        value /= 1024;
+        ++unit;
+    }
+    return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::optional<json> read_summary(const std::string& path, std::string& error)
+{
+    error.clear();
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    json parsed = json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+        error = "the simulation server's summary is not a valid JSON object";
+        return std::nullopt;
+    }
+    return parsed;
+}
+
+std::string format_summary(const json* server, double wall_time, size_t max_rank_lines)
+{
+    std::string out = "s4bxi-launch: run summary\n";
+    auto row = [&](const char* label, const std::string& value) { out += fmt::format("  {:<20}{}\n", label, value); };
+    if (!server) {
+        row("status", "unknown: the simulation server wrote no summary (did it crash?)");
+        row("wall time", fmt::format("{:.3f} s", wall_time));
+        return out;
+    }
+    std::string status = text(*server, "status").value_or("unknown");
+    std::string message = text(*server, "message").value_or("");
+    row("status", message.empty() || status == "ok" ? status : status + ": " + message);
+    auto makespan = number(*server, "makespan");
+    row("simulated makespan", makespan ? format_seconds(*makespan) : "-");
+    row("wall time", fmt::format("{:.3f} s", wall_time));
+    row("ranks", count(number(*server, "world_size")));
+    row("Portals operations", count(number(*server, "portals_ops")));
+    auto bytes = number(*server, "bytes_moved");
+    row("bytes moved", bytes ? fmt::format("{:.0f} ({})", *bytes, format_bytes(*bytes)) : "-");
+
+    auto ranks = server->find("ranks");
+    if (ranks == server->end() || !ranks->is_array() || ranks->empty()) return out;
+    out += fmt::format("  {:>6}  {:<12} {:>5}  {:<18} {:>12}  {}\n", "rank", "node", "core", "end time",
+                       "Portals ops", "bytes sent");
+    size_t shown = 0;
+    for (const json& rank : *ranks) {
+        if (shown == max_rank_lines) {
+            out += fmt::format("  ... {} more ranks (use --summary FILE for all of them)\n", ranks->size() - shown);
+            break;
+        }
+        ++shown;
+        auto end_time = number(rank, "end_time");
+        std::string end = end_time ? format_seconds(*end_time) : "-";
+        auto finished = rank.is_object() ? rank.find("finished") : rank.end();
+        if (rank.is_object() && finished != rank.end() && finished->is_boolean() && !finished->get<bool>())
+            end += " (unfinished)";
+        auto sent = number(rank, "bytes_sent");
+        out += fmt::format("  {:>6}  {:<12} {:>5}  {:<18} {:>12}  {}\n", count(number(rank, "rank")),
+                           text(rank, "node").value_or("-"), count(number(rank, "core")), end,
+                           count(number(rank, "portals_ops")), sent ? format_bytes(*sent) : "-");
+    }
+    return out;
+}
+
+json launcher_summary(const json* server, double wall_time, int exit_status, const std::string& launcher_error)
+{
+    json out;
+    if (server && server->is_object()) {
+        out = *server;
+    } else {
+        out = json::object();
+        out["version"] = 1;
+        out["status"] = "error";
+        out["message"] = "the simulation server wrote no summary";
+    }
+    out["wall_time"] = wall_time;
+    out["exit_status"] = exit_status;
+    if (!launcher_error.empty()) out["launcher_error"] = launcher_error;
+    return out;
+}
+
+}  // namespace s4bxi::launcher

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Integration cases of s4bxi-launch.
+
+usage: launcher_cases.py LAUNCHER VERSION CASE
+
+Each case runs the launcher in a new session with a unique marker in its environment,
+checks its exit status and messages, then checks that no process of the run is left
+(nothing in the launcher's session, nothing carrying the marker).
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+LAUNCHER, VERSION, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
+TAG_NAME = "LAUNCHER_TEST_TAG"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
+    env.pop("LD_PRELOAD", None)
+    env[TAG_NAME] = uuid.uuid4().hex
+    env.update(extra or {})
+    return env
+
+
+def leftovers(session, tag):
+    """Processes of the run still alive: same session as the launcher, or carrying the tag."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        pid = int(entry)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            fields = stat[stat.rfind(")") + 2:].split()
+            state, sid = fields[0], int(fields[3])
+            if state == "Z" and int(fields[1]) == os.getpid():
+                continue  # our own unreaped child (the launcher itself)
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        if sid == session or f"{TAG_NAME}={tag}".encode() in environ.split(b"\0"):
+            found.append((pid, stat.split(")")[0] + ")"))
+    return found
+
+
+class Result:
+    def __init__(self, status, stdout, stderr, wall):
+        self.status, self.stdout, self.stderr, self.wall = status, stdout, stderr, wall
+
+    def __repr__(self):
+        return f"status {self.status}\n--- stdout\n{self.stdout}--- stderr\n{self.stderr}---"
+
+
+def launch(args, extra_env=None, timeout=90, interrupt_after=None):
+    env = clean_env(extra_env)
+    start = time.monotonic()
+    proc = subprocess.Popen([LAUNCHER] + args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        if interrupt_after is not None:
+            time.sleep(interrupt_after)
+            proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        raise Failure(f"the launcher did not finish within {timeout} s\n{stderr}")
+    wall = time.monotonic() - start
+    result = Result(proc.returncode, stdout, stderr, wall)
+    time.sleep(0.1)
+    left = leftovers(proc.pid, env[TAG_NAME])
+    for pid, _ in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    check(not left, f"processes outlived the launcher: {left}\n{result!r}")
+    return result
+
+
+def expect_usage_error(args, *words, extra_env=None):
+    r = launch(args, extra_env)
+    check(r.status == 2, f"expected exit status 2\n{r!r}")
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    check(len(lines) == 1, f"expected exactly one error line\n{r!r}")
+    check(lines[0].startswith("s4bxi-launch: error: "), f"expected 's4bxi-launch: error: ...'\n{r!r}")
+    for word in words:
+        check(word in lines[0], f"expected the error to mention {word!r}\n{r!r}")
+    check(r.stdout == "", f"expected nothing on stdout\n{r!r}")
+
+
+def expect_status(r, status):
+    check(r.status == status, f"expected exit status {status}\n{r!r}")
+
+
+# --- cases that need only the launcher ---------------------------------------------------
+
+def case_bad_option():
+    expect_usage_error(["--bogus", "-n", "1", "true"], "--bogus")
+
+
+def case_np_zero():
+    expect_usage_error(["-n", "0", "true"], "--np")
+
+
+def case_bad_number():
+    expect_usage_error(["--cpu-factor", "fast", "-n", "1", "true"], "--cpu-factor", "fast")
+
+
+def case_missing_value():
+    expect_usage_error(["-n"], "--np")
+
+
+def case_no_program():
+    expect_usage_error(["-n", "2"], "no program")
+
+
+def case_missing_program():
+    expect_usage_error(["-n", "1", "/nonexistent/s4bxi-test-program"], "/nonexistent/s4bxi-test-program",
+                       "not found")
+
+
+def case_not_executable():
+    with tempfile.NamedTemporaryFile("w", suffix=".sh") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+        f.flush()
+        os.chmod(f.name, 0o644)
+        expect_usage_error(["-n", "1", f.name], f.name, "not executable")
+
+
+def case_missing_platform():
+    expect_usage_error(["--platform", "/nonexistent/platform.toml", "-n", "1", "true"],
+                       "/nonexistent/platform.toml")
+
+
+def case_unknown_env():
+    expect_usage_error(["-n", "1", "true"], "S4BXI_FOO", extra_env={"S4BXI_FOO": "1"})
+
+
+def case_bad_env_value():
+    expect_usage_error(["-n", "1", "true"], "S4BXI_CPU_MODEL", extra_env={"S4BXI_CPU_MODEL": "fast"})
+
+
+def case_version():
+    r = launch(["--version"])
+    expect_status(r, 0)
+    check(r.stdout == f"s4bxi-launch {VERSION}\n", f"unexpected version line\n{r!r}")
+
+
+def case_help():
+    r = launch(["--help"])
+    expect_status(r, 0)
+    for word in ("Usage:", "--np", "--ppn", "--platform", "--cpu-model", "--timeout", "--summary"):
+        check(word in r.stdout, f"help does not mention {word}\n{r!r}")
+
+
+# --- cases that need the simulation server and the library -------------------------------
+
+def case_true():
+    r = launch(["-q", "-n", "1", "true"])
+    expect_status(r, 0)
+
+
+def case_three_ranks():
+    r = launch(["-q", "-n", "3", "--ppn", "2", "true"])
+    expect_status(r, 0)
+
+
+def case_exit_status():
+    r = launch(["-q", "-n", "1", "sh", "-c", "exit 3"])
+    expect_status(r, 3)
+
+
+def case_rank_segv():
+    r = launch(["-q", "-n", "2", "sh", "-c", 'if [ "$S4BXI_RANK" = 1 ]; then kill -SEGV $$; fi; exit 0'])
+    expect_status(r, 128 + signal.SIGSEGV)
+    check(re.search(r"rank 1 \(pid \d+\) killed by SIGSEGV", r.stderr), f"no crash report\n{r!r}")
+
+
+def case_summary_file():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "run.json")
+        r = launch(["--summary", path, "-n", "2", "true"])
+        expect_status(r, 0)
+        check("simulated makespan" in r.stderr, f"no human summary on stderr\n{r!r}")
+        with open(path) as f:
+            s = json.load(f)
+        check(s.get("status") == "ok", f"summary status {s.get('status')}")
+        check(s.get("exit_status") == 0, "summary exit_status")
+        check(s.get("wall_time", 0) > 0, "summary wall_time")
+        check(s.get("world_size") == 2 and len(s.get("ranks", [])) == 2, "summary ranks")
+
+
+def case_virtual_sleep():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "run.json")
+        r = launch(["-q", "--summary", path, "-n", "1", "python3", "-c", "import time; time.sleep(5)"])
+        expect_status(r, 0)
+        with open(path) as f:
+            s = json.load(f)
+        check(s["makespan"] >= 5.0, f"makespan {s['makespan']} < 5 s")
+        check(s["wall_time"] < 4.5, f"a simulated 5 s sleep took {s['wall_time']} s of wall time")
+
+
+def case_timeout():
+    r = launch(["-q", "--timeout", "2", "-n", "1", "sh", "-c", "while :; do :; done"])
+    expect_status(r, 124)
+    check("wall-clock timeout of 2 s exceeded" in r.stderr, f"no timeout message\n{r!r}")
+
+
+def case_interrupt():
+    r = launch(["-q", "-n", "2", "sh", "-c", "while :; do :; done"], interrupt_after=3)
+    expect_status(r, 128 + signal.SIGINT)
+
+
+def case_orphans():
+    # Children of a rank that outlive it (one even in its own session) are killed at the end.
+    r = launch(["-q", "-n", "1", "sh", "-c", "(sleep 300 &); (setsid sleep 301 &); exit 0"])
+    expect_status(r, 0)
+
+
+def case_command_mode():
+    # Command mode: the rank identifies itself from its environment, the world size is
+    # learned from it.
+    r = launch(["-q", "--", "sh", "-c", 'S4BXI_RANK=0 S4BXI_SIZE=1 exec sh -c "exit 5"'])
+    expect_status(r, 5)
+
+
+def main():
+    function = globals().get("case_" + CASE.replace("-", "_"))
+    if function is None:
+        print(f"unknown case {CASE}", file=sys.stderr)
+        return 2
+    try:
+        function()
+    except Failure as failure:
+        print(f"FAIL {CASE}: {failure}", file=sys.stderr)
+        return 1
+    print(f"ok {CASE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+
+#include "options.hpp"
+
+using namespace s4bxi::launcher;
+using Kind = ParseOutcome::Kind;
+
+namespace {
+ParseOutcome parse(std::vector<std::string> args, Environment env = {})
+{
+    return parse_options(args, env);
+}
+bool contains(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("defaults in spawn mode", "[options]")
+{
+    auto r = parse({"-n", "4", "./app"});
+    REQUIRE(r.kind == Kind::Run);
+    const Options& o = r.options;
+    CHECK(o.spawn_mode());
+    CHECK(*o.np == 4);
+    CHECK(o.world_size() == 4);
+    CHECK(o.ppn == 1);
+    CHECK_FALSE(o.platform);
+    CHECK(o.cpu_model == CpuModel::Measured);
+    CHECK(o.cpu_factor == 1.0);
+    CHECK(o.cpu_threshold == 1e-9);
+    CHECK(o.timeout == 0.0);
+    CHECK(o.log_level == LogLevel::Warning);
+    CHECK_FALSE(o.summary_file);
+    CHECK_FALSE(o.quiet);
+    CHECK(o.command == std::vector<std::string>{"./app"});
+}
+
+TEST_CASE("command mode with --", "[options]")
+{
+    auto r = parse({"--ppn", "2", "--", "mpirun", "-np", "4", "./app", "--flag"});
+    REQUIRE(r.kind == Kind::Run);
+    CHECK_FALSE(r.options.spawn_mode());
+    CHECK(r.options.world_size() == 0);
+    CHECK(r.options.ppn == 2);
+    CHECK(r.options.command == std::vector<std::string>{"mpirun", "-np", "4", "./app", "--flag"});
+}
+
+TEST_CASE("the program's own options are not ours", "[options]")
+{
+    auto r = parse({"-n", "2", "prog", "-n", "5", "--help", "--bogus"});
+    REQUIRE(r.kind == Kind::Run);
+    CHECK(*r.options.np == 2);
+    CHECK(r.options.command == std::vector<std::string>{"prog", "-n", "5", "--help", "--bogus"});
+
+    auto s = parse({"-n", "2", "--", "--weird-program-name"});
+    REQUIRE(s.kind == Kind::Run);
+    CHECK(s.options.command == std::vector<std::string>{"--weird-program-name"});
+}
+
+TEST_CASE("option syntaxes", "[options]")
+{
+    auto r = parse({"--np=3", "--cpu-model=zero", "--cpu-factor", "2.5", "--cpu-threshold", "0", "--timeout", "60",
+                    "--log-level", "debug", "--summary", "out.json", "--platform", "p.toml", "-q", "--keep-run-dir",
+                    "a.out", "x"});
+    REQUIRE(r.kind == Kind::Run);
+    const Options& o = r.options;
+    CHECK(*o.np == 3);
+    CHECK(o.cpu_model == CpuModel::Zero);
+    CHECK(o.cpu_factor == 2.5);
+    CHECK(o.cpu_threshold == 0.0);
+    CHECK(o.timeout == 60.0);
+    CHECK(o.log_level == LogLevel::Debug);
+    CHECK(*o.summary_file == "out.json");
+    CHECK(*o.platform == "p.toml");
+    CHECK(o.quiet);
+    CHECK(o.keep_run_dir);
+    CHECK(o.command == std::vector<std::string>{"a.out", "x"});
+}
+
+TEST_CASE("-n must be a positive integer", "[options]")
+{
+    for (const char* bad : {"0", "-1", "abc", "1.5", "", "2x", "99999999999"}) {
+        INFO("value: " << bad);
+        auto r = parse({"-n", bad, "prog"});
+        REQUIRE(r.kind == Kind::Error);
+        CHECK(contains(r.text, "--np"));
+    }
+}
+
+TEST_CASE("bad values name the option", "[options]")
+{
+    struct Case {
+        std::vector<std::string> args;
+        const char* name;
+    };
+    std::vector<Case> cases = {
+        {{"--ppn", "0", "-n", "1", "p"}, "--ppn"},
+        {{"--cpu-factor", "0", "-n", "1", "p"}, "--cpu-factor"},
+        {{"--cpu-factor", "-2", "-n", "1", "p"}, "--cpu-factor"},
+        {{"--cpu-factor", "nan", "-n", "1", "p"}, "--cpu-factor"},
+        {{"--cpu-threshold", "-1e-9", "-n", "1", "p"}, "--cpu-threshold"},
+        {{"--timeout", "-5", "-n", "1", "p"}, "--timeout"},
+        {{"--timeout", "soon", "-n", "1", "p"}, "--timeout"},
+        {{"--cpu-model", "fast", "-n", "1", "p"}, "--cpu-model"},
+        {{"--log-level", "verbose", "-n", "1", "p"}, "--log-level"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.name);
+        auto r = parse(c.args);
+        REQUIRE(r.kind == Kind::Error);
+        CHECK(contains(r.text, c.name));
+    }
+}
+
+TEST_CASE("usage errors", "[options]")
+{
+    auto unknown = parse({"--bogus", "prog"});
+    REQUIRE(unknown.kind == Kind::Error);
+    CHECK(contains(unknown.text, "--bogus"));
+
+    auto missing_value = parse({"-n"});
+    REQUIRE(missing_value.kind == Kind::Error);
+    CHECK(contains(missing_value.text, "--np"));
+
+    auto no_program = parse({"-n", "2"});
+    REQUIRE(no_program.kind == Kind::Error);
+    CHECK(contains(no_program.text, "no program"));
+
+    auto nothing = parse({});
+    REQUIRE(nothing.kind == Kind::Error);
+    CHECK(contains(nothing.text, "no command"));
+
+    auto only_separator = parse({"--"});
+    REQUIRE(only_separator.kind == Kind::Error);
+}
+
+TEST_CASE("help and version", "[options]")
+{
+    auto help = parse({"--help"});
+    REQUIRE(help.kind == Kind::Help);
+    CHECK(contains(help.text, "Usage: s4bxi-launch"));
+    CHECK(contains(help.text, "--cpu-model"));
+    CHECK(parse({"-h"}).kind == Kind::Help);
+
+    auto version = parse({"--version"});
+    REQUIRE(version.kind == Kind::Version);
+    CHECK(version.text == std::string("s4bxi-launch ") + S4BXI_VERSION);
+    CHECK(version.text == version_line());
+}
+
+TEST_CASE("environment defaults, overridden by options", "[options][env]")
+{
+    Environment env = {{"S4BXI_PPN", "4"},           {"S4BXI_CPU_MODEL", "zero"}, {"S4BXI_CPU_FACTOR", "0.5"},
+                       {"S4BXI_CPU_THRESHOLD", "1e-6"}, {"S4BXI_TIMEOUT", "30"},    {"S4BXI_LOG_LEVEL", "info"},
+                       {"S4BXI_PLATFORM", "env.toml"},  {"HOME", "/root"}};
+    auto r = parse({"-n", "8", "prog"}, env);
+    REQUIRE(r.kind == Kind::Run);
+    CHECK(r.options.ppn == 4);
+    CHECK(r.options.cpu_model == CpuModel::Zero);
+    CHECK(r.options.cpu_factor == 0.5);
+    CHECK(r.options.cpu_threshold == 1e-6);
+    CHECK(r.options.timeout == 30);
+    CHECK(r.options.log_level == LogLevel::Info);
+    CHECK(*r.options.platform == "env.toml");
+
+    auto o = parse({"--ppn", "2", "--cpu-model", "measured", "--cpu-factor", "3", "--timeout", "0", "--log-level",
+                    "error", "--platform", "cli.toml", "-n", "8", "prog"},
+                   env);
+    REQUIRE(o.kind == Kind::Run);
+    CHECK(o.options.ppn == 2);
+    CHECK(o.options.cpu_model == CpuModel::Measured);
+    CHECK(o.options.cpu_factor == 3);
+    CHECK(o.options.timeout == 0);
+    CHECK(o.options.log_level == LogLevel::Error);
+    CHECK(*o.options.platform == "cli.toml");
+}
+
+TEST_CASE("unknown S4BXI_ variables are errors naming them", "[options][env]")
+{
+    auto r = parse({"-n", "1", "prog"}, {{"S4BXI_FOO", "1"}});
+    REQUIRE(r.kind == Kind::Error);
+    CHECK(contains(r.text, "S4BXI_FOO"));
+
+    // Internal variables are tolerated (nested runs), other prefixes are not ours.
+    auto ok = parse({"-n", "1", "prog"}, {{"S4BXI_RANK", "0"},
+                                          {"S4BXI_SIZE", "2"},
+                                          {"S4BXI_SOCKET", "/x"},
+                                          {"S4BXI_RANK_PID", "12"},
+                                          {"XS4BXI_FOO", "1"},
+                                          {"S4BXIFOO", "1"}});
+    CHECK(ok.kind == Kind::Run);
+
+    CHECK(known_env_name("S4BXI_CPU_FACTOR"));
+    CHECK_FALSE(known_env_name("S4BXI_cpu_factor"));
+}
+
+TEST_CASE("bad environment values name the variable", "[options][env]")
+{
+    for (const char* name : {"S4BXI_PPN", "S4BXI_CPU_MODEL", "S4BXI_CPU_FACTOR", "S4BXI_TIMEOUT", "S4BXI_LOG_LEVEL"}) {
+        INFO(name);
+        auto r = parse({"-n", "1", "prog"}, {{name, "garbage"}});
+        REQUIRE(r.kind == Kind::Error);
+        CHECK(contains(r.text, name));
+    }
+}
+
+TEST_CASE("strict number parsing", "[options]")
+{
+    CHECK(parse_integer("42") == 42);
+    CHECK(parse_integer("+7") == 7);
+    CHECK(parse_integer("-3") == -3);
+    CHECK_FALSE(parse_integer(""));
+    CHECK_FALSE(parse_integer("4 "));
+    CHECK_FALSE(parse_integer("0x10"));
+    CHECK(parse_real("1e-9") == 1e-9);
+    CHECK(parse_real("2") == 2.0);
+    CHECK(parse_real(".5") == 0.5);
+    CHECK_FALSE(parse_real("inf"));
+    CHECK_FALSE(parse_real("nan"));
+    CHECK_FALSE(parse_real("1.0s"));
+    CHECK_FALSE(parse_real(""));
+}
