@@ -1,0 +1,290 @@
+// The one contract between libinterpose (the rank side) and simkernel (the server).
+//
+// Everything that crosses the boundary is defined here, with fixed-size fields only, so
+// that both sides agree bit for bit whatever their compile flags. Bump kVersion on any
+// change: a rank built against another version is refused at registration.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace s4bxi::wire {
+
+inline constexpr uint32_t kVersion = 1;
+inline constexpr size_t kArgBytes = 1024;
+inline constexpr size_t kNameBytes = 64;
+
+// ---------------------------------------------------------------------------------------
+// Registration, over the unix socket (SOCK_SEQPACKET, one message each way).
+
+struct Hello {
+    uint32_t version;
+    int32_t rank;        // world rank as the rank's environment gives it
+    int32_t world_size;  // expected number of ranks (0: unknown)
+    int32_t pid;         // getpid() of the rank (checked against SO_PEERCRED)
+    int32_t tid;         // thread that registered: the simulated thread
+    int32_t reserved;
+};
+
+struct Welcome {
+    int32_t status;       // 0 on success; otherwise the reason string says why
+    uint32_t nid;         // simulated node of this rank
+    uint32_t core;        // core index inside the node
+    uint32_t node_count;  // nodes in the platform
+    int32_t server_pid;   // for PR_SET_PTRACER and liveness checks
+    uint32_t cpu_model;   // CpuModel
+    double cpu_factor;
+    double cpu_threshold;  // seconds; compute below it is ignored
+    double epoch;          // seconds since 1970 at simulated time 0 (for CLOCK_REALTIME)
+    char node_name[kNameBytes];
+    char reason[256];
+};
+
+enum class CpuModel : uint32_t { Measured = 0, Zero = 1 };
+
+// ---------------------------------------------------------------------------------------
+// The channel: one shared page per rank, plus one doorbell shared by all ranks.
+
+enum class SlotState : uint32_t {
+    Idle = 0,     // the rank owns the slot and is running its own code
+    Posted = 1,   // a request is waiting for the server
+    Replied = 2,  // the reply is ready for the rank
+};
+
+// Operation codes. Values are part of the protocol; never reuse a retired number.
+enum class Op : uint32_t {
+    Invalid = 0,
+    // process and time
+    Finalize = 1,  // the rank is exiting normally; args: FinalizeArgs
+    Sleep = 2,     // args: SleepArgs
+    Yield = 3,     // sched_yield: a scheduling point, no simulated cost
+    Backtrace = 4, // the rank reports a backtrace text (args: TextArgs) before dying
+    // Portals 4 (10..)
+    PtlInit = 10,
+    PtlFini,
+    PtlNIInit,
+    PtlNIFini,
+    PtlPTAlloc,
+    PtlPTFree,
+    PtlMDBind,
+    PtlMDRelease,
+    PtlMEAppend,
+    PtlMEUnlink,
+    PtlEQAlloc,
+    PtlEQFree,
+    PtlEQGet,
+    PtlEQWait,
+    PtlEQPoll,
+    PtlCTAlloc,
+    PtlCTFree,
+    PtlCTGet,
+    PtlCTWait,
+    PtlCTPoll,
+    PtlCTSet,
+    PtlCTInc,
+    PtlPut,
+    PtlGet,
+    PtlAtomic,
+    PtlPTEnable,
+    PtlPTDisable,
+    PtlGetId,
+    PtlGetPhysId,
+    PtlGetUid,
+    Count
+};
+
+struct Request {
+    uint32_t op;      // Op
+    uint32_t seq;     // echoed in the reply
+    uint64_t cpu_ns;  // CPU time of the simulated thread since the last reply
+    alignas(8) uint8_t args[kArgBytes];
+};
+
+struct Reply {
+    int32_t rc;         // PTL_* return code or 0
+    uint32_t seq;
+    double sim_time;    // simulated time (s) at which the reply is given
+    alignas(8) uint8_t args[kArgBytes];
+};
+
+// The page mapped by the rank and the server. `state` is the futex word the rank waits on.
+struct alignas(64) Slot {
+    std::atomic<uint32_t> state;  // SlotState
+    uint32_t pad;
+    // Written by the rank right after it reads a reply: its thread CPU clock at that
+    // instant, so that the server can compute the rank's virtual clock on its own
+    // (seccomp notifications of direct time syscalls).
+    std::atomic<uint64_t> cpu_at_reply_ns;
+    std::atomic<uint64_t> sim_time_at_reply_bits;  // bit pattern of the double
+    Request request;
+    Reply reply;
+};
+
+// Rung by every rank after posting a request; the gate waits on `count` (futex).
+struct alignas(64) Doorbell {
+    std::atomic<uint32_t> count;
+    std::atomic<uint32_t> server_waiting;  // nonzero while the gate sleeps on the futex
+};
+
+static_assert(std::is_standard_layout_v<Slot>);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+// ---------------------------------------------------------------------------------------
+// Arguments of the process and time operations.
+
+struct FinalizeArgs {
+    int32_t exit_status;
+    int32_t reserved;
+};
+
+struct SleepArgs {
+    double seconds;
+};
+
+struct TextArgs {
+    uint32_t length;
+    char text[kArgBytes - 8];
+};
+
+// ---------------------------------------------------------------------------------------
+// Arguments of the Portals operations. Handles are the 32-bit values of portals4.h;
+// ptl_process_t travels as its 8 raw bytes; ptl_event_t (80 bytes) as raw bytes.
+
+inline constexpr size_t kEventBytes = 80;
+inline constexpr size_t kLimitsBytes = 96;
+
+struct NIInitArgs {
+    uint32_t iface;
+    uint32_t options;
+    uint32_t pid;
+    uint32_t has_desired;
+    uint8_t desired[kLimitsBytes];  // ptl_ni_limits_t
+};
+struct NIInitReply {
+    uint32_t ni;
+    uint32_t reserved;
+    uint8_t actual[kLimitsBytes];
+};
+
+struct HandleArgs {  // NIFini, MDRelease, MEUnlink, EQFree, CTFree, EQGet, EQWait, CTGet
+    uint32_t handle;
+    uint32_t reserved;
+};
+
+struct HandleReply {  // NIInit-like allocations, GetId, GetUid
+    uint32_t handle;
+    uint32_t value;    // PT index, uid
+    uint64_t process;  // ptl_process_t raw
+};
+
+struct PTAllocArgs {
+    uint32_t ni;
+    uint32_t options;
+    uint32_t eq;
+    uint32_t pt_index;
+};
+
+struct PTIndexArgs {  // PTFree, PTEnable, PTDisable
+    uint32_t ni;
+    uint32_t pt_index;
+};
+
+struct MDBindArgs {
+    uint32_t ni;
+    uint32_t options;
+    uint64_t start;
+    uint64_t length;
+    uint32_t eq;
+    uint32_t ct;
+};
+
+struct MEAppendArgs {
+    uint32_t ni;
+    uint32_t pt_index;
+    uint64_t start;
+    uint64_t length;
+    uint32_t ct;
+    uint32_t uid;
+    uint32_t options;
+    uint32_t list;
+    uint64_t match_id;  // ptl_process_t raw
+    uint64_t match_bits;
+    uint64_t ignore_bits;
+    uint64_t min_free;
+    uint64_t user_ptr;
+    uint32_t is_le;  // non-matching list entry
+    uint32_t reserved;
+};
+
+struct EQAllocArgs {
+    uint32_t ni;
+    uint32_t reserved;
+    uint64_t count;
+};
+
+struct EQPollArgs {
+    uint32_t size;
+    uint32_t timeout_ms;  // PTL_TIME_FOREVER for none
+    uint32_t handles[64];
+};
+inline constexpr uint32_t kMaxPollHandles = 64;
+
+struct EventReply {
+    uint32_t which;
+    uint32_t reserved;
+    uint8_t event[kEventBytes];  // ptl_event_t
+};
+
+struct CTArgs {  // CTWait (test), CTSet/CTInc (value)
+    uint32_t ct;
+    uint32_t reserved;
+    uint64_t success;
+    uint64_t failure;
+};
+
+struct CTPollArgs {
+    uint32_t size;
+    uint32_t timeout_ms;
+    uint32_t handles[kMaxPollHandles];
+    uint64_t tests[kMaxPollHandles];
+};
+
+struct CTReply {
+    uint64_t success;
+    uint64_t failure;
+    uint32_t which;
+    uint32_t reserved;
+};
+
+struct DataArgs {  // PtlPut, PtlGet, PtlAtomic
+    uint32_t md;
+    uint32_t pt_index;
+    uint64_t local_offset;
+    uint64_t length;
+    uint64_t target;  // ptl_process_t raw
+    uint64_t match_bits;
+    uint64_t remote_offset;
+    uint64_t user_ptr;
+    uint64_t hdr_data;
+    uint32_t ack_req;
+    uint32_t atomic_op;
+    uint32_t atomic_type;
+    uint32_t reserved;
+};
+
+template <class T>
+T& args_as(uint8_t (&args)[kArgBytes])
+{
+    static_assert(sizeof(T) <= kArgBytes && std::is_trivially_copyable_v<T>);
+    return *reinterpret_cast<T*>(args);
+}
+template <class T>
+const T& args_as(const uint8_t (&args)[kArgBytes])
+{
+    static_assert(sizeof(T) <= kArgBytes && std::is_trivially_copyable_v<T>);
+    return *reinterpret_cast<const T*>(args);
+}
+
+}  // namespace s4bxi::wire

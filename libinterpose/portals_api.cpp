@@ -1,0 +1,503 @@
+// Portals 4 entry points of libportals.so: marshal the arguments, one round trip to the
+// server, unmarshal the results. No Portals semantics live here: the server owns them.
+#include <portals4.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime.hpp"
+
+#define S4BXI_API extern "C" __attribute__((visibility("default")))
+
+namespace wire = s4bxi::wire;
+using s4bxi::interpose::call;
+using s4bxi::interpose::is_rank;
+
+namespace {
+
+template <class T>
+const T& result(const wire::Reply& reply)
+{
+    return wire::args_as<T>(reply.args);
+}
+
+int handle_call(wire::Op op, uint32_t handle)
+{
+    wire::HandleArgs args{handle, 0};
+    return call(op, &args, sizeof args).rc;
+}
+
+uint64_t raw(ptl_process_t process)
+{
+    uint64_t bits;
+    static_assert(sizeof bits == sizeof process);
+    std::memcpy(&bits, &process, sizeof bits);
+    return bits;
+}
+
+ptl_process_t process_of(uint64_t bits)
+{
+    ptl_process_t process;
+    std::memcpy(&process, &bits, sizeof bits);
+    return process;
+}
+
+int not_supported(const char* what)
+{
+    char text[200];
+    int n = std::snprintf(text, sizeof text, "s4bxi: rank %d: not supported yet: %s\n", s4bxi::interpose::rank_id(), what);
+    if (n > 0) (void)!write(STDERR_FILENO, text, static_cast<size_t>(n));
+    return PTL_FAIL;
+}
+
+int data_call(wire::Op op, const wire::DataArgs& args)
+{
+    return call(op, &args, sizeof args).rc;
+}
+
+}  // namespace
+
+#define REQUIRE_RANK()                                     \
+    do {                                                   \
+        if (!is_rank()) return PTL_NO_INIT;                \
+    } while (0)
+
+S4BXI_API int PtlInit(void)
+{
+    REQUIRE_RANK();
+    return call(wire::Op::PtlInit, nullptr, 0).rc;
+}
+
+S4BXI_API void PtlFini(void)
+{
+    if (is_rank()) call(wire::Op::PtlFini, nullptr, 0);
+}
+
+S4BXI_API int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid, const ptl_ni_limits_t* desired,
+                        ptl_ni_limits_t* actual, ptl_handle_ni_t* ni_handle)
+{
+    REQUIRE_RANK();
+    if (!ni_handle) return PTL_ARG_INVALID;
+    wire::NIInitArgs args{};
+    args.iface = iface;
+    args.options = options;
+    args.pid = pid;
+    args.has_desired = desired != nullptr;
+    if (desired) std::memcpy(args.desired, desired, sizeof *desired);
+    const wire::Reply& reply = call(wire::Op::PtlNIInit, &args, sizeof args);
+    if (reply.rc == PTL_OK) {
+        const auto& out = result<wire::NIInitReply>(reply);
+        *ni_handle = out.ni;
+        if (actual) std::memcpy(actual, out.actual, sizeof *actual);
+    }
+    return reply.rc;
+}
+
+S4BXI_API int PtlNIFini(ptl_handle_ni_t ni_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlNIFini, ni_handle);
+}
+
+S4BXI_API int PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options, ptl_handle_eq_t eq_handle,
+                         ptl_pt_index_t pt_index_req, ptl_pt_index_t* pt_index)
+{
+    REQUIRE_RANK();
+    if (!pt_index) return PTL_ARG_INVALID;
+    wire::PTAllocArgs args{ni_handle, options, eq_handle, pt_index_req};
+    const wire::Reply& reply = call(wire::Op::PtlPTAlloc, &args, sizeof args);
+    if (reply.rc == PTL_OK) *pt_index = result<wire::HandleReply>(reply).value;
+    return reply.rc;
+}
+
+static int pt_index_call(wire::Op op, ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+{
+    wire::PTIndexArgs args{ni_handle, pt_index};
+    return call(op, &args, sizeof args).rc;
+}
+
+S4BXI_API int PtlPTFree(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+{
+    REQUIRE_RANK();
+    return pt_index_call(wire::Op::PtlPTFree, ni_handle, pt_index);
+}
+
+S4BXI_API int PtlPTEnable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+{
+    REQUIRE_RANK();
+    return pt_index_call(wire::Op::PtlPTEnable, ni_handle, pt_index);
+}
+
+S4BXI_API int PtlPTDisable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
+{
+    REQUIRE_RANK();
+    return pt_index_call(wire::Op::PtlPTDisable, ni_handle, pt_index);
+}
+
+S4BXI_API int PtlGetUid(ptl_handle_ni_t ni_handle, ptl_uid_t* uid)
+{
+    REQUIRE_RANK();
+    if (!uid) return PTL_ARG_INVALID;
+    wire::HandleArgs args{ni_handle, 0};
+    const wire::Reply& reply = call(wire::Op::PtlGetUid, &args, sizeof args);
+    if (reply.rc == PTL_OK) *uid = result<wire::HandleReply>(reply).value;
+    return reply.rc;
+}
+
+static int get_id(wire::Op op, ptl_handle_ni_t ni_handle, ptl_process_t* id)
+{
+    if (!id) return PTL_ARG_INVALID;
+    wire::HandleArgs args{ni_handle, 0};
+    const wire::Reply& reply = call(op, &args, sizeof args);
+    if (reply.rc == PTL_OK) *id = process_of(result<wire::HandleReply>(reply).process);
+    return reply.rc;
+}
+
+S4BXI_API int PtlGetId(ptl_handle_ni_t ni_handle, ptl_process_t* id)
+{
+    REQUIRE_RANK();
+    return get_id(wire::Op::PtlGetId, ni_handle, id);
+}
+
+S4BXI_API int PtlGetPhysId(ptl_handle_ni_t ni_handle, ptl_process_t* id)
+{
+    REQUIRE_RANK();
+    return get_id(wire::Op::PtlGetPhysId, ni_handle, id);
+}
+
+S4BXI_API int PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t* md, ptl_handle_md_t* md_handle)
+{
+    REQUIRE_RANK();
+    if (!md || !md_handle) return PTL_ARG_INVALID;
+    wire::MDBindArgs args{ni_handle, md->options, reinterpret_cast<uint64_t>(md->start), md->length, md->eq_handle,
+                          md->ct_handle};
+    const wire::Reply& reply = call(wire::Op::PtlMDBind, &args, sizeof args);
+    if (reply.rc == PTL_OK) *md_handle = result<wire::HandleReply>(reply).handle;
+    return reply.rc;
+}
+
+S4BXI_API int PtlMDRelease(ptl_handle_md_t md_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlMDRelease, md_handle);
+}
+
+static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me, bool is_le,
+                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle)
+{
+    if (!handle) return PTL_ARG_INVALID;
+    wire::MEAppendArgs args{};
+    args.ni = ni_handle;
+    args.pt_index = pt_index;
+    args.start = reinterpret_cast<uint64_t>(me.start);
+    args.length = me.length;
+    args.ct = me.ct_handle;
+    args.uid = me.uid;
+    args.options = me.options;
+    args.list = list;
+    args.match_id = raw(me.match_id);
+    args.match_bits = me.match_bits;
+    args.ignore_bits = me.ignore_bits;
+    args.min_free = me.min_free;
+    args.user_ptr = reinterpret_cast<uint64_t>(user_ptr);
+    args.is_le = is_le;
+    const wire::Reply& reply = call(wire::Op::PtlMEAppend, &args, sizeof args);
+    if (reply.rc == PTL_OK) *handle = result<wire::HandleReply>(reply).handle;
+    return reply.rc;
+}
+
+S4BXI_API int PtlMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t* me, ptl_list_t ptl_list,
+                          void* user_ptr, ptl_handle_me_t* me_handle)
+{
+    REQUIRE_RANK();
+    if (!me) return PTL_ARG_INVALID;
+    return append(ni_handle, pt_index, *me, false, ptl_list, user_ptr, me_handle);
+}
+
+S4BXI_API int PtlLEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_le_t* le, ptl_list_t ptl_list,
+                          void* user_ptr, ptl_handle_le_t* le_handle)
+{
+    REQUIRE_RANK();
+    if (!le) return PTL_ARG_INVALID;
+    ptl_me_t me{};
+    me.start = le->start;
+    me.length = le->length;
+    me.ct_handle = le->ct_handle;
+    me.uid = le->uid;
+    me.options = le->options;
+    return append(ni_handle, pt_index, me, true, ptl_list, user_ptr, le_handle);
+}
+
+S4BXI_API int PtlMEUnlink(ptl_handle_me_t me_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlMEUnlink, me_handle);
+}
+
+S4BXI_API int PtlLEUnlink(ptl_handle_le_t le_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlMEUnlink, le_handle);
+}
+
+S4BXI_API int PtlEQAlloc(ptl_handle_ni_t ni_handle, ptl_size_t count, ptl_handle_eq_t* eq_handle)
+{
+    REQUIRE_RANK();
+    if (!eq_handle) return PTL_ARG_INVALID;
+    wire::EQAllocArgs args{ni_handle, 0, count};
+    const wire::Reply& reply = call(wire::Op::PtlEQAlloc, &args, sizeof args);
+    if (reply.rc == PTL_OK) *eq_handle = result<wire::HandleReply>(reply).handle;
+    return reply.rc;
+}
+
+S4BXI_API int PtlEQFree(ptl_handle_eq_t eq_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlEQFree, eq_handle);
+}
+
+static int event_result(const wire::Reply& reply, ptl_event_t* event, unsigned int* which)
+{
+    if (reply.rc == PTL_OK || reply.rc == PTL_EQ_DROPPED) {
+        const auto& out = result<wire::EventReply>(reply);
+        if (event) std::memcpy(event, out.event, sizeof *event);
+        if (which) *which = out.which;
+    }
+    return reply.rc;
+}
+
+S4BXI_API int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t* event)
+{
+    REQUIRE_RANK();
+    if (!event) return PTL_ARG_INVALID;
+    wire::HandleArgs args{eq_handle, 0};
+    return event_result(call(wire::Op::PtlEQGet, &args, sizeof args), event, nullptr);
+}
+
+S4BXI_API int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t* event)
+{
+    REQUIRE_RANK();
+    if (!event) return PTL_ARG_INVALID;
+    wire::HandleArgs args{eq_handle, 0};
+    return event_result(call(wire::Op::PtlEQWait, &args, sizeof args), event, nullptr);
+}
+
+S4BXI_API int PtlEQPoll(const ptl_handle_eq_t* eq_handles, unsigned int size, ptl_time_t timeout, ptl_event_t* event,
+                        unsigned int* which)
+{
+    REQUIRE_RANK();
+    if (!eq_handles || size == 0) return PTL_ARG_INVALID;
+    if (size > wire::kMaxPollHandles) return not_supported("PtlEQPoll on more than 64 event queues");
+    wire::EQPollArgs args{};
+    args.size = size;
+    args.timeout_ms = timeout;
+    std::memcpy(args.handles, eq_handles, size * sizeof *eq_handles);
+    return event_result(call(wire::Op::PtlEQPoll, &args, sizeof args), event, which);
+}
+
+S4BXI_API int PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t* ct_handle)
+{
+    REQUIRE_RANK();
+    if (!ct_handle) return PTL_ARG_INVALID;
+    wire::HandleArgs args{ni_handle, 0};
+    const wire::Reply& reply = call(wire::Op::PtlCTAlloc, &args, sizeof args);
+    if (reply.rc == PTL_OK) *ct_handle = result<wire::HandleReply>(reply).handle;
+    return reply.rc;
+}
+
+S4BXI_API int PtlCTFree(ptl_handle_ct_t ct_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlCTFree, ct_handle);
+}
+
+static int ct_result(const wire::Reply& reply, ptl_ct_event_t* event, unsigned int* which)
+{
+    if (reply.rc == PTL_OK) {
+        const auto& out = result<wire::CTReply>(reply);
+        if (event) *event = ptl_ct_event_t{out.success, out.failure};
+        if (which) *which = out.which;
+    }
+    return reply.rc;
+}
+
+S4BXI_API int PtlCTGet(ptl_handle_ct_t ct_handle, ptl_ct_event_t* event)
+{
+    REQUIRE_RANK();
+    if (!event) return PTL_ARG_INVALID;
+    wire::HandleArgs args{ct_handle, 0};
+    return ct_result(call(wire::Op::PtlCTGet, &args, sizeof args), event, nullptr);
+}
+
+S4BXI_API int PtlCTWait(ptl_handle_ct_t ct_handle, ptl_size_t test, ptl_ct_event_t* event)
+{
+    REQUIRE_RANK();
+    if (!event) return PTL_ARG_INVALID;
+    wire::CTArgs args{ct_handle, 0, test, 0};
+    return ct_result(call(wire::Op::PtlCTWait, &args, sizeof args), event, nullptr);
+}
+
+S4BXI_API int PtlCTPoll(const ptl_handle_ct_t* ct_handles, const ptl_size_t* tests, unsigned int size,
+                        ptl_time_t timeout, ptl_ct_event_t* event, unsigned int* which)
+{
+    REQUIRE_RANK();
+    if (!ct_handles || !tests || size == 0 || !event || !which) return PTL_ARG_INVALID;
+    if (size > wire::kMaxPollHandles) return not_supported("PtlCTPoll on more than 64 counters");
+    wire::CTPollArgs args{};
+    args.size = size;
+    args.timeout_ms = timeout;
+    std::memcpy(args.handles, ct_handles, size * sizeof *ct_handles);
+    std::memcpy(args.tests, tests, size * sizeof *tests);
+    return ct_result(call(wire::Op::PtlCTPoll, &args, sizeof args), event, which);
+}
+
+S4BXI_API int PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
+{
+    REQUIRE_RANK();
+    wire::CTArgs args{ct_handle, 0, new_ct.success, new_ct.failure};
+    return call(wire::Op::PtlCTSet, &args, sizeof args).rc;
+}
+
+S4BXI_API int PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
+{
+    REQUIRE_RANK();
+    wire::CTArgs args{ct_handle, 0, increment.success, increment.failure};
+    return call(wire::Op::PtlCTInc, &args, sizeof args).rc;
+}
+
+S4BXI_API int PtlPut(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length, ptl_ack_req_t ack_req,
+                     ptl_process_t target_id, ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+                     ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data)
+{
+    REQUIRE_RANK();
+    wire::DataArgs args{md_handle, pt_index, local_offset, length, raw(target_id), match_bits, remote_offset,
+                        reinterpret_cast<uint64_t>(user_ptr), hdr_data, ack_req, 0, 0, 0};
+    return data_call(wire::Op::PtlPut, args);
+}
+
+S4BXI_API int PtlGet(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length, ptl_process_t target_id,
+                     ptl_pt_index_t pt_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset, void* user_ptr)
+{
+    REQUIRE_RANK();
+    wire::DataArgs args{md_handle, pt_index, local_offset, length, raw(target_id), match_bits, remote_offset,
+                        reinterpret_cast<uint64_t>(user_ptr), 0, PTL_NO_ACK_REQ, 0, 0, 0};
+    return data_call(wire::Op::PtlGet, args);
+}
+
+S4BXI_API int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length, ptl_ack_req_t ack_req,
+                        ptl_process_t target_id, ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+                        ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data, ptl_op_t operation,
+                        ptl_datatype_t datatype)
+{
+    REQUIRE_RANK();
+    wire::DataArgs args{md_handle, pt_index, local_offset, length, raw(target_id), match_bits, remote_offset,
+                        reinterpret_cast<uint64_t>(user_ptr), hdr_data, ack_req, operation, datatype, 0};
+    return data_call(wire::Op::PtlAtomic, args);
+}
+
+S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2)
+{
+    return handle1 == handle2;
+}
+
+// ---------------------------------------------------------------------------------------
+// Declared by portals4.h, not simulated yet: they fail loudly rather than pretend.
+
+S4BXI_API int PtlNIStatus(ptl_handle_ni_t, ptl_sr_index_t, ptl_sr_value_t*)
+{
+    return not_supported("PtlNIStatus");
+}
+S4BXI_API int PtlNIHandle(ptl_handle_any_t, ptl_handle_ni_t*)
+{
+    return not_supported("PtlNIHandle");
+}
+S4BXI_API int PtlSetMap(ptl_handle_ni_t, ptl_size_t, const ptl_process_t*)
+{
+    return not_supported("PtlSetMap (logical addressing)");
+}
+S4BXI_API int PtlGetMap(ptl_handle_ni_t, ptl_size_t, ptl_process_t*, ptl_size_t*)
+{
+    return not_supported("PtlGetMap (logical addressing)");
+}
+S4BXI_API int PtlLESearch(ptl_handle_ni_t, ptl_pt_index_t, const ptl_le_t*, ptl_search_op_t, void*)
+{
+    return not_supported("PtlLESearch");
+}
+S4BXI_API int PtlMESearch(ptl_handle_ni_t, ptl_pt_index_t, const ptl_me_t*, ptl_search_op_t, void*)
+{
+    return not_supported("PtlMESearch");
+}
+S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t)
+{
+    return not_supported("PtlCTCancelTriggered");
+}
+S4BXI_API int PtlFetchAtomic(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t,
+                             ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, ptl_op_t,
+                             ptl_datatype_t)
+{
+    return not_supported("PtlFetchAtomic");
+}
+S4BXI_API int PtlSwap(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t,
+                      ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, const void*, ptl_op_t,
+                      ptl_datatype_t)
+{
+    return not_supported("PtlSwap");
+}
+S4BXI_API int PtlAtomicSync(void)
+{
+    return PTL_OK;  // atomics are applied in order at the target: nothing to wait for
+}
+S4BXI_API int PtlTriggeredPut(ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_ack_req_t, ptl_process_t, ptl_pt_index_t,
+                              ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredPut");
+}
+S4BXI_API int PtlTriggeredGet(ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t, ptl_pt_index_t, ptl_match_bits_t,
+                              ptl_size_t, void*, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredGet");
+}
+S4BXI_API int PtlTriggeredAtomic(ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_ack_req_t, ptl_process_t, ptl_pt_index_t,
+                                 ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, ptl_op_t, ptl_datatype_t,
+                                 ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredAtomic");
+}
+S4BXI_API int PtlTriggeredFetchAtomic(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t,
+                                      ptl_process_t, ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*,
+                                      ptl_hdr_data_t, ptl_op_t, ptl_datatype_t, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredFetchAtomic");
+}
+S4BXI_API int PtlTriggeredSwap(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t,
+                               ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, const void*,
+                               ptl_op_t, ptl_datatype_t, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredSwap");
+}
+S4BXI_API int PtlTriggeredCTInc(ptl_handle_ct_t, ptl_ct_event_t, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredCTInc");
+}
+S4BXI_API int PtlTriggeredCTSet(ptl_handle_ct_t, ptl_ct_event_t, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredCTSet");
+}
+S4BXI_API int PtlStartBundle(ptl_handle_ni_t)
+{
+    return not_supported("PtlStartBundle");
+}
+S4BXI_API int PtlEndBundle(ptl_handle_ni_t)
+{
+    return not_supported("PtlEndBundle");
+}
+S4BXI_API int PtlTriggeredMEAppend(ptl_handle_ni_t, ptl_pt_index_t, ptl_me_t*, ptl_list_t, void*, ptl_handle_me_t*,
+                                   ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredMEAppend");
+}
+S4BXI_API int PtlTriggeredMEUnlink(ptl_handle_me_t, ptl_handle_ct_t, ptl_size_t)
+{
+    return not_supported("PtlTriggeredMEUnlink");
+}

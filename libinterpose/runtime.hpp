@@ -1,0 +1,54 @@
+// The rank-side runtime: what every interposed entry point (Portals, time, libc) needs to
+// know about the current process and how to reach the server.
+#pragma once
+
+#include <cstdint>
+
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::interpose {
+
+// True in a registered rank, on any thread. False in launchers, daemons, children of a rank.
+bool is_rank();
+
+// True while the rank is inside call(): a signal handler must not start another request.
+bool in_call();
+
+// World rank of this process (-1 when not a rank).
+int rank_id();
+
+// True when the calling thread is the rank's simulated thread (the one that registered).
+// Other threads keep real time.
+bool on_simulated_thread();
+
+// The rank's virtual clock, in seconds since simulated time 0:
+//   sim_time_at_last_reply + cpu_time_since_reply * cpu_factor   (measured CPU model)
+//   sim_time_at_last_reply                                      (zero CPU model)
+// Served locally, without a round trip.
+double virtual_now();
+
+// Seconds since 1970 at simulated time 0, for CLOCK_REALTIME / gettimeofday / time.
+double virtual_epoch();
+
+// Blocks the rank for `seconds` of simulated time (one round trip to the server).
+void simulated_sleep(double seconds);
+
+// A scheduling point with no simulated cost (sched_yield).
+void simulated_yield();
+
+// Simulated node name ("node3"), for gethostname/uname.
+const char* node_name();
+
+// One request/reply round trip with the server. Fills request.op/seq/cpu_ns itself.
+// Returns the reply (valid until the next call). Aborts the process with a clear message
+// if the server is gone.
+const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
+
+// Thread CPU time of the calling thread, read by raw syscall (never through our own
+// interposed symbols, never caught by our seccomp filter).
+uint64_t thread_cpu_ns();
+
+// Raw real-time clock for code that must see the host's time (timeouts, watchdogs).
+double real_monotonic();
+
+}  // namespace s4bxi::interpose

@@ -1,0 +1,26 @@
+// Portals atomic operations applied to real memory: every element, every datatype the
+// specification allows for the operation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace s4bxi::sim {
+
+size_t datatype_size(uint32_t datatype);  // 0 for an unknown datatype
+bool operation_allowed(uint32_t op, uint32_t datatype);
+
+// Applies `op` element by element: target[i] = target[i] op operand[i]. `compare` is the
+// swap operand (CSWAP*, MSWAP); may be null otherwise. Pure: unit-tested.
+bool apply_atomic_buffer(uint32_t op, uint32_t datatype, unsigned char* target, const unsigned char* operand,
+                         const unsigned char* compare, size_t length);
+
+// The same on the target rank's memory, with the operand already captured. With a
+// non-zero `fetch_pid`, the old target value is first written to `fetch_address` there.
+bool apply_atomic(uint32_t op, uint32_t datatype, const unsigned char* operand, pid_t target_pid,
+                  uint64_t target_address, uint64_t length, const unsigned char* compare, pid_t fetch_pid,
+                  uint64_t fetch_address);
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,74 @@
+#include "channel_server.hpp"
+
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace s4bxi::sim {
+namespace {
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
+{
+    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+template <class T>
+SharedObject<T> create_shared(const char* name)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, sizeof(T)) != 0) throw std::runtime_error(std::string("cannot create ") + name);
+    void* memory = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (memory == MAP_FAILED) throw std::runtime_error(std::string("cannot map ") + name);
+    return {new (memory) T{}, fd};
+}
+
+}  // namespace
+
+SharedObject<wire::Slot> create_slot()
+{
+    return create_shared<wire::Slot>("s4bxi-slot");
+}
+
+SharedObject<wire::Doorbell> create_doorbell()
+{
+    return create_shared<wire::Doorbell>("s4bxi-doorbell");
+}
+
+double wall_now()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+uint32_t wait_doorbell(wire::Doorbell& doorbell, uint32_t seen, double timeout_s)
+{
+    for (int spin = 0; spin < 2000; ++spin) {
+        uint32_t now = doorbell.count.load(std::memory_order_acquire);
+        if (now != seen) return now;
+        __builtin_ia32_pause();
+    }
+    doorbell.server_waiting.store(1, std::memory_order_seq_cst);
+    uint32_t now = doorbell.count.load(std::memory_order_seq_cst);
+    if (now == seen) {
+        timespec timeout{static_cast<time_t>(timeout_s), static_cast<long>((timeout_s - static_cast<time_t>(timeout_s)) * 1e9)};
+        futex(&doorbell.count, FUTEX_WAIT, seen, &timeout);
+        now = doorbell.count.load(std::memory_order_acquire);
+    }
+    doorbell.server_waiting.store(0, std::memory_order_relaxed);
+    return now;
+}
+
+void publish_reply(wire::Slot& slot)
+{
+    slot.state.store(static_cast<uint32_t>(wire::SlotState::Replied), std::memory_order_release);
+    futex(&slot.state, FUTEX_WAKE, 1, nullptr);
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,68 @@
+// What the server's parts share during a run: configuration, ranks, outcome.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include <simgrid/s4u.hpp>
+
+#include "channel_server.hpp"
+#include "registry.hpp"
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::sim {
+
+struct Config {
+    std::string run_dir;
+    int world_size = 0;  // 0: learned from the first rank
+    int ppn = 1;
+    std::string platform_file;  // empty: the built-in default platform
+    wire::CpuModel cpu_model = wire::CpuModel::Measured;
+    double cpu_factor = 1.0;
+    double cpu_threshold = 1e-9;
+    std::string log_level = "warning";
+    std::string summary_out;
+    int ready_fd = -1;
+    double register_timeout = 60.0;     // wall seconds for every rank to register
+    double blocked_window = 0.02;       // wall seconds without CPU progress = blocked outside
+    double outside_deadlock_timeout = 300.0;  // wall seconds a blocked-outside rank may hold everyone
+    double epoch = 1700000000.0;        // CLOCK_REALTIME at simulated time 0
+};
+
+// How the run ended. The first failure recorded wins.
+struct Outcome {
+    std::string status = "ok";  // ok, rank-crash, deadlock, registration-timeout, error
+    std::string message;
+    int exit_code = 0;
+
+    bool failed() const { return status != "ok"; }
+    void fail(std::string kind, std::string text, int code)
+    {
+        if (failed()) return;
+        status = std::move(kind);
+        message = std::move(text);
+        exit_code = code;
+    }
+};
+
+// Exit codes of s4bxi-simkernel (documented in docs/usage.md).
+inline constexpr int kExitRankCrash = 10;
+inline constexpr int kExitDeadlock = 11;
+inline constexpr int kExitRegistration = 12;
+inline constexpr int kExitConfig = 13;
+inline constexpr int kExitInterrupted = 14;
+
+extern std::atomic<bool> g_terminate_requested;
+
+struct Context {
+    Config config;
+    Registry registry;
+    SharedObject<wire::Doorbell> doorbell;
+    Outcome outcome;
+    simgrid::s4u::SemaphorePtr gate_wakeup;  // released by proxies when their rank runs again
+    double wall_start = 0.0;
+};
+
+Context& context();
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,199 @@
+#include "gate.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <fmt/format.h>
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+#include "context.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
+
+namespace s4bxi::sim {
+
+uint64_t g_sim_activity = 0;
+
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+uint64_t process_cpu_ns(pid_t pid)
+{
+    clockid_t clock;
+    timespec ts{};
+    if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0) return 0;
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool socket_closed(int fd)
+{
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 0) <= 0) return false;
+    if (pfd.revents & (POLLHUP | POLLERR)) return true;
+    char byte;
+    return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+bool posted(const RankRecord& r)
+{
+    return r.slot.object->state.load(std::memory_order_acquire) == static_cast<uint32_t>(wire::SlotState::Posted);
+}
+
+bool running(const RankRecord& r)
+{
+    return r.phase == RankPhase::Computing || r.phase == RankPhase::BlockedOutside;
+}
+
+// Computing <-> blocked outside, from the progress of the rank's CPU clock.
+void update_cpu_progress(RankRecord& r, double now)
+{
+    uint64_t cpu = process_cpu_ns(r.pid);
+    if (cpu != r.cpu_seen_ns) {
+        r.cpu_seen_ns = cpu;
+        r.cpu_changed_wall = now;
+        if (r.phase == RankPhase::BlockedOutside) {
+            XBT_DEBUG("rank %d runs again", r.rank);
+            r.phase = RankPhase::Computing;
+        }
+    } else if (r.phase == RankPhase::Computing && now - r.cpu_changed_wall > context().config.blocked_window) {
+        XBT_DEBUG("rank %d is blocked outside the simulation", r.rank);
+        r.phase = RankPhase::BlockedOutside;
+    }
+}
+
+void on_rank_death(RankRecord& r)
+{
+    r.phase = RankPhase::Dead;
+    r.end_time = sg4::Engine::get_clock();
+    std::string how = r.crash_signal ? fmt::format("was killed by signal {} ({})", r.crash_signal, sigabbrev_np(r.crash_signal) ? sigabbrev_np(r.crash_signal) : "?")
+                                     : std::string("ended without finishing (exit before the end of the run, or killed)");
+    std::string text = fmt::format("rank {} (pid {}, {}) {} at simulated time {:.9f} s", r.rank, r.pid, r.node_name, how,
+                                   r.end_time);
+    if (!r.crash_report.empty()) text += "\nbacktrace of rank " + std::to_string(r.rank) + ":\n" + r.crash_report;
+    context().outcome.fail("rank-crash", text, kExitRankCrash);
+}
+
+// Time to the next simulated event, or -1 if nothing in the simulation is pending.
+double next_event_delay()
+{
+    double now = sg4::Engine::get_clock();
+    double best = -1.0;
+    for (auto* model : sg4::Engine::get_instance()->get_all_models()) {
+        double delay = model->next_occurring_event(now);
+        if (delay >= 0 && (best < 0 || delay < best)) best = delay;
+    }
+    double timer = simgrid::kernel::timer::Timer::next();
+    if (timer >= 0 && (best < 0 || timer - now < best)) best = std::max(0.0, timer - now);
+    return best;
+}
+
+void dispatch(const std::vector<RankRecord*>& batch)
+{
+    for (RankRecord* r : batch) {  // in rank order: the registry is sorted
+        r->request = r->slot.object->request;
+        r->phase = RankPhase::Waiting;
+        r->dispatch->release();
+    }
+}
+
+void stop_simulation()
+{
+    sg4::Actor::kill_all();
+}
+
+}  // namespace
+
+void gate_actor()
+{
+    Context& ctx = context();
+    wire::Doorbell& bell = *ctx.doorbell.object;
+    uint32_t bell_seen = bell.count.load();
+    double outside_since = -1.0;
+
+    while (true) {
+        ++g_sim_activity;
+        if (g_terminate_requested.load()) ctx.outcome.fail("error", "interrupted by a signal", kExitInterrupted);
+        if (ctx.outcome.failed()) return stop_simulation();
+
+        bool all_done = true;
+        bool computing = false;
+        bool outside = false;
+        std::vector<RankRecord*> batch;
+        double now = wall_now();
+        for (auto& rank : ctx.registry.ranks()) {
+            RankRecord& r = *rank;
+            if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
+            all_done = false;
+            if (!running(r)) continue;
+            if (posted(r)) {
+                batch.push_back(&r);
+                continue;
+            }
+            if (socket_closed(r.socket_fd)) {
+                on_rank_death(r);
+                break;
+            }
+            update_cpu_progress(r, now);
+            computing |= r.phase == RankPhase::Computing;
+            outside |= r.phase == RankPhase::BlockedOutside;
+        }
+        if (ctx.outcome.failed()) continue;
+        if (all_done) return;
+
+        if (computing) {  // hold time until every computing rank has reported
+            outside_since = -1.0;
+            bell_seen = wait_doorbell(bell, bell_seen, 0.002);
+            continue;
+        }
+        if (!batch.empty()) {
+            outside_since = -1.0;
+            dispatch(batch);
+            sg4::this_actor::yield();
+            continue;
+        }
+        if (!outside) {  // every rank waits in the simulation: let time advance
+            ctx.gate_wakeup->acquire();
+            continue;
+        }
+        // Some ranks are blocked outside: they do not hold time, but they may come back.
+        double next = next_event_delay();
+        if (next >= 0) {
+            ctx.gate_wakeup->acquire_timeout(next);
+            sg4::this_actor::yield();
+            continue;
+        }
+        uint64_t activity = g_sim_activity;
+        sg4::this_actor::yield();
+        if (activity != g_sim_activity) continue;  // other actors ran: not quiet yet
+        // The simulation is quiet; only the blocked-outside ranks can move things.
+        if (outside_since < 0) outside_since = now;
+        if (now - outside_since > ctx.config.outside_deadlock_timeout) {
+            std::string text = fmt::format("no progress for {:.0f} s of wall time: every rank waits in the simulation "
+                                           "except ranks blocked outside it:",
+                                           ctx.config.outside_deadlock_timeout);
+            for (auto& r : ctx.registry.ranks())
+                text += fmt::format("\n  rank {} (pid {}): {}{}", r->rank, r->pid, to_string(r->phase),
+                                    r->phase == RankPhase::Waiting ? " in " + r->waiting_on : "");
+            ctx.outcome.fail("deadlock", text, kExitDeadlock);
+            continue;
+        }
+        bell_seen = wait_doorbell(bell, bell_seen, 0.005);
+    }
+}
+
+void report_deadlock()
+{
+    Context& ctx = context();
+    std::string text = fmt::format("deadlock at simulated time {:.9f} s: no rank can progress", sg4::Engine::get_clock());
+    for (auto& r : ctx.registry.ranks()) {
+        text += fmt::format("\n  rank {} (pid {}, {}): {}", r->rank, r->pid, r->node_name, to_string(r->phase));
+        if (r->phase == RankPhase::Waiting) text += " in " + r->waiting_on;
+    }
+    ctx.outcome.fail("deadlock", text, kExitDeadlock);
+}
+
+}  // namespace s4bxi::sim

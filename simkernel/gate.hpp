@@ -1,0 +1,18 @@
+// The conservative gate (DESIGN.md "Scheduling"): simulated time may not advance while
+// any rank is computing. One actor, created after every proxy, owns the doorbell.
+#pragma once
+
+#include <cstdint>
+
+namespace s4bxi::sim {
+
+// Bumped by every simulated actor each time it does something; lets the gate tell a
+// quiet simulation from one whose actors are still running at the current date.
+extern uint64_t g_sim_activity;
+
+void gate_actor();
+
+// Called by SimGrid when no actor can ever run again: names what every rank waits on.
+void report_deadlock();
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,646 @@
+#include "nic_model.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "atomics.hpp"
+#include "gate.hpp"
+#include "portals_engine.hpp"
+#include "rank_memory.hpp"
+#include "registry.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_nic, "The BXI NIC model");
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+NicModel* g_model = nullptr;
+
+// Route latency between two hosts; a zero-byte message costs exactly that.
+double route_latency(sg4::Host* from, sg4::Host* to)
+{
+    if (from == to) return 0.0;
+    static std::map<std::pair<sg4::Host*, sg4::Host*>, double> cache;
+    auto [it, inserted] = cache.try_emplace({from, to}, 0.0);
+    if (inserted) {
+        std::vector<sg4::Link*> links;
+        double latency = 0.0;
+        from->route_to(to, links, &latency);
+        it->second = latency;
+    }
+    return it->second;
+}
+
+void pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes)
+{
+    sg4::Comm::sendto(from, to, bytes);
+}
+
+bool is_response(MessageType type)
+{
+    return type == MessageType::PtlAck || type == MessageType::E2eAck || type == MessageType::GetResponse ||
+           type == MessageType::FetchAtomicResponse;
+}
+
+ptl_process_t initiator_id(const Transfer& t, const NetworkInterface& target_ni)
+{
+    ptl_process_t id{};
+    if (target_ni.options & PTL_NI_LOGICAL) {
+        id.rank = static_cast<ptl_rank_t>(t.initiator->rank->rank);
+    } else {
+        id.phys.nid = t.initiator_nid;
+        id.phys.pid = t.initiator_pid;
+    }
+    return id;
+}
+
+ptl_event_t target_event(ptl_event_kind_t kind, const Transfer& t, const ListEntry& entry, const NetworkInterface& ni)
+{
+    ptl_event_t event{};
+    event.type = kind;
+    event.start = reinterpret_cast<void*>(entry.start + t.offset_used);
+    event.user_ptr = reinterpret_cast<void*>(entry.user_ptr);
+    event.hdr_data = t.hdr_data;
+    event.match_bits = t.match_bits;
+    event.rlength = t.length;
+    event.mlength = t.mlength;
+    event.remote_offset = t.offset_used;
+    event.initiator = initiator_id(t, ni);
+    event.uid = static_cast<ptl_uid_t>(getuid());
+    event.pt_index = t.pt_index;
+    event.ptl_list = entry.list;
+    event.ni_fail_type = PTL_NI_OK;
+    event.atomic_operation = static_cast<ptl_op_t>(t.atomic_op);
+    event.atomic_type = static_cast<ptl_datatype_t>(t.atomic_type);
+    return event;
+}
+
+ptl_event_t initiator_event(ptl_event_kind_t kind, const Transfer& t, uint64_t mlength)
+{
+    ptl_event_t event{};
+    event.type = kind;
+    event.user_ptr = reinterpret_cast<void*>(t.user_ptr);
+    event.mlength = mlength;
+    event.rlength = t.length;
+    event.remote_offset = t.offset_used;
+    event.pt_index = t.pt_index;
+    event.match_bits = t.match_bits;
+    event.hdr_data = t.hdr_data;
+    event.ni_fail_type = t.fail;
+    event.initiator.phys.nid = t.target_nid;
+    event.initiator.phys.pid = t.target_pid;
+    event.atomic_operation = static_cast<ptl_op_t>(t.atomic_op);
+    event.atomic_type = static_cast<ptl_datatype_t>(t.atomic_type);
+    return event;
+}
+
+Access access_of(MessageType type)
+{
+    switch (type) {
+    case MessageType::Get: return Access::Get;
+    case MessageType::Atomic: return Access::Atomic;
+    case MessageType::FetchAtomic: return Access::FetchAtomic;
+    default: return Access::Put;
+    }
+}
+
+struct MatchResult {
+    NetworkInterface* ni = nullptr;
+    ListEntryPtr entry;
+    ptl_ni_fail_t fail = PTL_NI_DROPPED;
+};
+
+// Appendix §11.1: the node's NIs in creation order, the PT, the priority list.
+MatchResult match(Nic& nic, Transfer& t)
+{
+    MatchResult result;
+    Incoming incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
+                      static_cast<uint32_t>(t.initiator->rank->rank), t.length, t.remote_offset};
+    for (NetworkInterface* ni : nic.interfaces()) {
+        if (!ni->used || ni->matching() != t.matching) continue;
+        if (t.target_pid != PTL_PID_ANY && ni->pid != t.target_pid) continue;
+        if (t.pt_index >= ni->table.size() || !ni->table[t.pt_index].allocated) continue;
+        PortalTableEntry& pt = ni->table[t.pt_index];
+        result.ni = ni;
+        if (!pt.enabled) {
+            result.fail = PTL_NI_PT_DISABLED;
+            return result;
+        }
+        for (const ListEntryPtr& entry : pt.priority) {
+            if (!criteria_match(entry->criteria, incoming)) continue;
+            auto placement = place(entry->criteria, incoming);
+            if (!placement) continue;
+            if (!access_permitted(entry->criteria.options, incoming.access)) {
+                result.fail = PTL_NI_PERM_VIOLATION;
+                return result;
+            }
+            result.entry = entry;
+            result.fail = PTL_NI_OK;
+            t.mlength = placement->mlength;
+            t.offset_used = placement->offset;
+            return result;
+        }
+        result.fail = PTL_NI_DROPPED;
+        return result;
+    }
+    return result;
+}
+
+// After a match: managed offset, counting event, auto-unlink decision.
+bool consume(const ListEntryPtr& entry, Transfer& t)
+{
+    if (entry->criteria.options & PTL_ME_MANAGE_LOCAL) entry->criteria.managed_offset = t.offset_used + t.mlength;
+    bool unlink = (entry->criteria.options & PTL_ME_USE_ONCE) ||
+                  ((entry->criteria.options & PTL_ME_MANAGE_LOCAL) &&
+                   exhausted(entry->criteria.length, entry->criteria.managed_offset, entry->min_free));
+    return unlink;
+}
+
+void count_entry(RankPortals& owner, const ListEntry& entry, const Transfer& t)
+{
+    if (!(entry.criteria.options & PTL_ME_EVENT_CT_COMM) || entry.ct == PTL_CT_NONE) return;
+    uint64_t amount = (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? t.mlength : 1;
+    count_event(owner, entry.ct, amount, 0);
+}
+
+bool comm_events_enabled(const ListEntry& entry)
+{
+    return !(entry.criteria.options & (PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE));
+}
+
+// Unlinks a consumed entry, with its AUTO_UNLINK event (before the PUT/ATOMIC one).
+void auto_unlink(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink)
+{
+    if (!unlink) return;
+    unlink_entry(owner, ni, entry);
+    if (entry->criteria.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)) return;
+    ptl_event_t event{};
+    event.type = PTL_EVENT_AUTO_UNLINK;
+    event.user_ptr = reinterpret_cast<void*>(entry->user_ptr);
+    event.pt_index = entry->pt_index;
+    event.ptl_list = entry->list;
+    event.ni_fail_type = PTL_NI_OK;
+    write_event(nic, owner, ni.table[entry->pt_index].eq, event);
+}
+
+bool copy_between_ranks(pid_t from_pid, uint64_t from, pid_t to_pid, uint64_t to, uint64_t length)
+{
+    if (length == 0) return true;
+    std::vector<unsigned char> buffer(length);
+    return read_rank_memory(from_pid, from, buffer.data(), length) && write_rank_memory(to_pid, to, buffer.data(), length);
+}
+
+bool deliver_payload(const Transfer& t, pid_t to_pid, uint64_t to)
+{
+    if (!t.payload_readable) return false;
+    return t.mlength == 0 || write_rank_memory(to_pid, to, t.payload.data(), t.mlength);
+}
+
+}  // namespace
+
+NicModel& nic_model()
+{
+    return *g_model;
+}
+
+void set_nic_model(NicModel* model)
+{
+    g_model = model;
+}
+
+double first_packet_wait(uint64_t size)
+{
+    const NicTimings& timing = nic_model().timings();
+    if (size >= timing.packet_size)
+        return timing.pci_latency_heuristic + static_cast<double>(timing.packet_size) / timing.pci_heuristic_bandwidth;
+    return timing.pci_latency_heuristic + static_cast<double>(size) / timing.pci_heuristic_bandwidth;
+}
+
+uint64_t inline_limit(bool matching)
+{
+    const NicTimings& timing = nic_model().timings();
+    return matching ? timing.inline_matching : timing.inline_non_matching;
+}
+
+uint64_t pio_limit(bool matching)
+{
+    const NicTimings& timing = nic_model().timings();
+    return matching ? timing.pio_matching : timing.pio_non_matching;
+}
+
+VirtualNetwork response_vn(VirtualNetwork request_vn)
+{
+    return request_vn == VirtualNetwork::ServiceRequest || request_vn == VirtualNetwork::ServiceResponse
+               ? VirtualNetwork::ServiceResponse
+               : VirtualNetwork::ComputeResponse;
+}
+
+void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_event_t& event)
+{
+    if (eq_handle == PTL_EQ_NONE) return;
+    uint32_t index = handle_index(eq_handle);
+    if (index >= owner.eqs.size() || !owner.eqs[index].used) return;  // freed meanwhile
+    if (nic_model().spec().model_pci_commands) pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size);
+    EventQueue& eq = owner.eqs[index];
+    if (eq.capacity && eq.events.size() >= eq.capacity) {
+        eq.dropped = true;
+        return;
+    }
+    double visible = sg4::Engine::get_clock() + route_latency(sg4::this_actor::get_host(), owner.host);
+    eq.events.push_back({visible, event});
+    owner.activity->notify_all();
+}
+
+void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint64_t failure)
+{
+    if (ct_handle == PTL_CT_NONE) return;
+    uint32_t index = handle_index(ct_handle);
+    if (index >= owner.cts.size() || !owner.cts[index].used) return;
+    owner.cts[index].value.success += success;
+    owner.cts[index].value.failure += failure;
+    owner.activity->notify_all();
+}
+
+void emit_send(Nic& nic, Transfer& t)
+{
+    if (t.send_emitted) return;
+    t.send_emitted = true;
+    if (t.md.options & PTL_MD_EVENT_CT_SEND)
+        count_event(*t.initiator, t.md.ct, (t.md.options & PTL_MD_EVENT_CT_BYTES) ? t.length : 1, 0);
+    if (t.md.options & (PTL_MD_EVENT_SEND_DISABLE | PTL_MD_EVENT_SUCCESS_DISABLE)) return;
+    ptl_event_t event = initiator_event(PTL_EVENT_SEND, t, t.length);
+    event.ni_fail_type = PTL_NI_OK;
+    write_event(nic, *t.initiator, t.md.eq, event);
+}
+
+// ---------------------------------------------------------------------------------------
+
+void CommandQueue::init(const std::string& name, bool over_pcie)
+{
+    over_pcie_ = over_pcie;
+    mailbox_ = sg4::Mailbox::by_name(name);
+    available_ = sg4::Semaphore::create(0);
+}
+
+void CommandQueue::set_consumer(sg4::ActorPtr actor)
+{
+    mailbox_->set_receiver(actor);
+}
+
+void CommandQueue::push_blocking(Message* message, uint64_t bytes)
+{
+    if (over_pcie_) mailbox_->put(message, bytes);
+    else push_detached(message);
+}
+
+void CommandQueue::push_detached(Message* message)
+{
+    if (over_pcie_) {
+        mailbox_->put_init(message, 0)->detach();
+    } else {
+        fifo_.push_back(message);
+        available_->release();
+    }
+}
+
+Message* CommandQueue::pop()
+{
+    if (over_pcie_) return mailbox_->get<Message>();
+    available_->acquire();
+    Message* message = fifo_.front();
+    fifo_.pop_front();
+    return message;
+}
+
+// ---------------------------------------------------------------------------------------
+
+Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec) : nid_(nid), hosts_(std::move(hosts)), spec_(spec)
+{
+    for (int vn = 0; vn < 4; ++vn) {
+        tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
+        rx_[vn] = sg4::Mailbox::by_name(fmt::format("{}_nic_rx_{}", nid, vn));
+    }
+}
+
+void Nic::start()
+{
+    // Compute VNs for every node; service VNs come with service mode (not yet supported).
+    for (VirtualNetwork vn : {VirtualNetwork::ComputeRequest, VirtualNetwork::ComputeResponse}) {
+        auto tx = sg4::Actor::create(fmt::format("{}_TX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
+                                     [this, vn] { tx_loop(vn); });
+        tx->daemonize();
+        tx_queue(vn).set_consumer(tx);
+        auto rx = sg4::Actor::create(fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
+                                     [this, vn] { rx_loop(vn); });
+        rx->daemonize();
+        rx_mailbox(vn)->set_receiver(rx);
+    }
+}
+
+void Nic::tx_loop(VirtualNetwork vn)
+{
+    while (true) {
+        Message* message = tx_queue(vn).pop();
+        ++g_sim_activity;
+        switch (message->type) {
+        case MessageType::Put:
+        case MessageType::Atomic:
+        case MessageType::FetchAtomic: tx_put_like(message, vn); break;
+        case MessageType::Get: tx_get(message, vn); break;
+        case MessageType::PtlAck: tx_ptl_ack(message, vn); break;
+        case MessageType::E2eAck: tx_e2e_ack(message, vn); break;
+        case MessageType::GetResponse:
+        case MessageType::FetchAtomicResponse: tx_response(message, vn); break;
+        }
+    }
+}
+
+void Nic::rx_loop(VirtualNetwork vn)
+{
+    while (true) {
+        Message* message = rx_mailbox(vn)->get<Message>();
+        ++g_sim_activity;
+        switch (message->type) {
+        case MessageType::Put: rx_put(message, vn); break;
+        case MessageType::Atomic: rx_atomic(message, vn); break;
+        case MessageType::Get: rx_get(message, vn, false); break;
+        case MessageType::FetchAtomic: rx_get(message, vn, true); break;
+        case MessageType::GetResponse:
+        case MessageType::FetchAtomicResponse: rx_response(message); break;
+        case MessageType::PtlAck: rx_ptl_ack(message); break;
+        case MessageType::E2eAck: rx_e2e_ack(message); break;
+        }
+        delete message;
+    }
+}
+
+// The message travels from this NIC to the destination's RX engine of the same VN.
+void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
+{
+    nic_model().bytes_moved += message->size;
+    sg4::Mailbox* destination = nic_model().nic(message->destination_nid).rx_mailbox(vn);
+    if (blocking) destination->put(message, message->size);
+    else destination->put_init(message, message->size)->detach();
+}
+
+void Nic::tx_put_like(Message* message, VirtualNetwork vn)
+{
+    Transfer& t = *message->transfer;
+    const NicTimings& timing = nic_model().timings();
+    t.initiator->nis[t.ni_index].command_slots->release();
+    sg4::this_actor::sleep_for(timing.send_preparation);
+    bool dma = !t.pio && spec_.model_pci && t.length > inline_limit(t.matching);
+    sg4::CommPtr dma_read;
+    if (dma) {
+        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size);
+        dma_read = sg4::Comm::sendto_async(cpu0(), hosts_.nic, t.length - inline_limit(t.matching));
+        sg4::this_actor::sleep_for(first_packet_wait(t.length));
+    }
+    network_send(message, vn, false);
+    if (dma) dma_read->wait();
+    else sg4::this_actor::sleep_for(timing.tx_after_put_no_dma);
+    // Up to the E2E context size the NIC keeps the payload: SEND right away. Without E2E
+    // and without any ACK, the buffer is free once the DMA read is over.
+    bool no_ack_at_all = !spec_.e2e && t.ack_req == PTL_NO_ACK_REQ && t.kind != MessageType::FetchAtomic;
+    if (t.length <= timing.e2e_context_size || no_ack_at_all) emit_send(*this, t);
+}
+
+void Nic::tx_get(Message* message, VirtualNetwork vn)
+{
+    Transfer& t = *message->transfer;
+    t.initiator->nis[t.ni_index].command_slots->release();
+    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    network_send(message, vn, true);
+    sg4::this_actor::sleep_for(nic_model().timings().tx_after_get);
+}
+
+void Nic::tx_ptl_ack(Message* message, VirtualNetwork vn)
+{
+    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    network_send(message, vn, true);
+    sg4::this_actor::sleep_for(nic_model().timings().tx_after_ptl_ack);
+}
+
+void Nic::tx_e2e_ack(Message* message, VirtualNetwork vn)
+{
+    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    network_send(message, vn, true);
+}
+
+void Nic::tx_response(Message* message, VirtualNetwork vn)
+{
+    Transfer& t = *message->transfer;
+    const NicTimings& timing = nic_model().timings();
+    sg4::this_actor::sleep_for(timing.send_preparation);
+    if (spec_.model_pci && message->size > 0) {  // responses always use DMA
+        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size);
+        sg4::CommPtr dma_read = sg4::Comm::sendto_async(cpu0(), hosts_.nic, message->size);
+        sg4::this_actor::sleep_for(first_packet_wait(message->size));
+        network_send(message, vn, false);
+        dma_read->wait();
+    } else {
+        network_send(message, vn, false);
+        sg4::this_actor::sleep_for(timing.tx_after_response_no_dma);
+    }
+    if (!spec_.e2e && t.deferred_pending) {
+        t.deferred_pending = false;
+        write_event(*this, *t.target, t.target_eq, t.deferred);
+    }
+}
+
+// ACK step at the target (appendix §5.1 step 4): a PTL ACK when the initiator asked for
+// one, otherwise a bare BXI ACK when E2E is on.
+void Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
+{
+    if (!ptl_ack && !spec_.e2e) return;
+    auto* ack = new Message{ptl_ack ? MessageType::PtlAck : MessageType::E2eAck, transfer,
+                            nic_model().timings().ack_size, nid_, transfer->initiator_nid, transfer->kind};
+    tx_queue(response_vn(request_vn)).push_detached(ack);
+}
+
+void Nic::rx_put(Message* message, VirtualNetwork vn)
+{
+    TransferPtr transfer = message->transfer;
+    Transfer& t = *transfer;
+    if (t.state != TransferState::Created) return;  // duplicate
+    MatchResult found = match(*this, t);
+    t.fail = found.fail;
+    bool ptl_ack_wanted = t.ack_req != PTL_NO_ACK_REQ;
+    if (found.entry) {
+        ListEntry& entry = *found.entry;
+        RankPortals& owner = *found.ni->owner;
+        t.state = TransferState::Received;
+        t.matched = true;
+        if (!deliver_payload(t, owner.rank->pid, entry.start + t.offset_used)) t.fail = PTL_NI_SEGV;
+        count_entry(owner, entry, t);
+        ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
+        bool unlink = consume(found.entry, t);
+        auto_unlink(*this, owner, *found.ni, found.entry, unlink);
+        if (comm_events_enabled(entry))
+            write_event(*this, owner, found.ni->table[t.pt_index].eq, target_event(PTL_EVENT_PUT, t, entry, *found.ni));
+    }
+    queue_ack(transfer, ptl_ack_wanted, vn);
+    if (found.entry && spec_.model_pci && message->size > 0) {
+        sg4::this_actor::sleep_for(first_packet_wait(message->size));
+        pci_transfer(hosts_.nic, cpu0(), message->size);
+    }
+}
+
+void Nic::rx_atomic(Message* message, VirtualNetwork vn)
+{
+    TransferPtr transfer = message->transfer;
+    Transfer& t = *transfer;
+    if (t.state != TransferState::Created) return;
+    MatchResult found = match(*this, t);
+    t.fail = found.fail;
+    bool ptl_ack_wanted = t.ack_req != PTL_NO_ACK_REQ;
+    sg4::CommPtr write;
+    if (found.entry) {
+        ListEntry& entry = *found.entry;
+        RankPortals& owner = *found.ni->owner;
+        t.state = TransferState::Received;
+        t.matched = true;
+        if (!t.payload_readable || !apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), owner.rank->pid,
+                                                 entry.start + t.offset_used, t.mlength, nullptr, 0, 0))
+            t.fail = PTL_NI_SEGV;
+        count_entry(owner, entry, t);
+        ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
+        if (spec_.model_pci && message->size > 0) {
+            write = sg4::Comm::sendto_async(hosts_.nic, cpu0(), message->size);
+            sg4::this_actor::sleep_for(first_packet_wait(message->size));
+        }
+        queue_ack(transfer, ptl_ack_wanted, vn);
+        bool unlink = consume(found.entry, t);
+        auto_unlink(*this, owner, *found.ni, found.entry, unlink);
+        if (comm_events_enabled(entry))
+            write_event(*this, owner, found.ni->table[t.pt_index].eq,
+                        target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni));
+    } else {
+        // The specification's answer to an unmatched message, like an unmatched Put.
+        queue_ack(transfer, ptl_ack_wanted, vn);
+    }
+    if (write) write->wait();
+}
+
+void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
+{
+    TransferPtr transfer = message->transfer;
+    Transfer& t = *transfer;
+    if (t.state != TransferState::Created) return;
+    MatchResult found = match(*this, t);
+    t.fail = found.fail;
+    if (found.entry) {
+        ListEntry& entry = *found.entry;
+        RankPortals& owner = *found.ni->owner;
+        t.state = TransferState::Received;
+        t.matched = true;
+        count_entry(owner, entry, t);
+        bool ok = true;
+        if (fetch_atomic) {
+            ok = t.payload_readable &&
+                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), owner.rank->pid, entry.start + t.offset_used,
+                              t.mlength, nullptr, t.initiator->rank->pid, t.get_md.start + t.local_get_offset);
+        } else {
+            ok = copy_between_ranks(owner.rank->pid, entry.start + t.offset_used, t.initiator->rank->pid,
+                                    t.md.start + t.local_offset, t.mlength);
+        }
+        if (!ok) t.fail = PTL_NI_SEGV;
+        bool unlink = consume(found.entry, t);
+        auto_unlink(*this, owner, *found.ni, found.entry, unlink);
+        if (comm_events_enabled(entry)) {
+            t.deferred_pending = true;
+            t.target = &owner;
+            t.target_eq = found.ni->table[t.pt_index].eq;
+            t.deferred = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
+            if (!fetch_atomic) t.deferred.hdr_data = 0;
+        }
+    }
+    auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,
+                                 found.entry ? t.mlength : 0, nid_, t.initiator_nid, t.kind};
+    tx_queue(response_vn(vn)).push_detached(response);
+}
+
+void Nic::rx_response(Message* message)
+{
+    TransferPtr transfer = message->transfer;
+    Transfer& t = *transfer;
+    if (t.state != TransferState::Created && t.state != TransferState::Received) return;
+    t.state = TransferState::Answered;
+    sg4::CommPtr write;
+    if (spec_.model_pci && message->size > 0) {
+        write = sg4::Comm::sendto_async(hosts_.nic, cpu0(), message->size);
+        sg4::this_actor::sleep_for(first_packet_wait(message->size));
+    }
+    if (spec_.e2e) {
+        auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
+                                message->source_nid, message->type};
+        tx_queue(response_vn(t.request_vn)).push_detached(ack);
+    }
+    if (t.kind == MessageType::FetchAtomic) emit_send(*this, t);
+    const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
+    if (md.options & PTL_MD_EVENT_CT_REPLY)
+        count_event(*t.initiator, md.ct, (md.options & PTL_MD_EVENT_CT_BYTES) ? t.length : 1, t.fail != PTL_NI_OK);
+    if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
+        write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
+    if (write) write->wait();
+}
+
+void Nic::rx_ptl_ack(Message* message)
+{
+    TransferPtr transfer = message->transfer;
+    Transfer& t = *transfer;
+    if (spec_.e2e) {
+        auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
+                                message->source_nid, MessageType::PtlAck};
+        tx_queue(response_vn(t.request_vn)).push_detached(ack);
+    }
+    if (t.state != TransferState::Created && t.state != TransferState::Received) return;
+    t.state = TransferState::Answered;
+    emit_send(*this, t);
+    if (t.md.options & PTL_MD_EVENT_CT_ACK)
+        count_event(*t.initiator, t.md.ct, (t.md.options & PTL_MD_EVENT_CT_BYTES) ? t.mlength : 1,
+                    t.fail != PTL_NI_OK);
+    if (t.ack_req == PTL_ACK_REQ && (!(t.md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK))
+        write_event(*this, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0));
+}
+
+void Nic::rx_e2e_ack(Message* message)
+{
+    Transfer& t = *message->transfer;
+    switch (message->acknowledges) {
+    case MessageType::GetResponse:
+    case MessageType::FetchAtomicResponse:  // at the responder: the deferred target event
+        t.state = TransferState::Finished;
+        if (t.deferred_pending) {
+            t.deferred_pending = false;
+            write_event(*this, *t.target, t.target_eq, t.deferred);
+        }
+        break;
+    case MessageType::PtlAck: t.state = TransferState::Finished; break;
+    default:  // at the initiator: a Put or Atomic acknowledged without a Portals ACK
+        if (t.state == TransferState::Finished) break;
+        t.state = TransferState::Finished;
+        if (t.kind == MessageType::Put || t.kind == MessageType::Atomic) emit_send(*this, t);
+        break;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+NicModel::NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes) : spec_(spec)
+{
+    timings_ = NicTimings{};
+    for (uint32_t nid = 0; nid < nodes.size(); ++nid)
+        nics_.push_back(std::make_unique<Nic>(nid, std::move(nodes[nid]), spec_));
+}
+
+void NicModel::start()
+{
+    for (auto& nic : nics_) nic->start();
+}
+
+}  // namespace s4bxi::sim

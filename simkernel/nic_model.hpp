@@ -1,0 +1,189 @@
+// The BXI NIC model (BXI-MODEL.md): per node, TX and RX engines per virtual network,
+// command queues fed over PCIe, inline/PIO/DMA paths, event writes, BXI end-to-end ACKs.
+#pragma once
+
+#include <portals4.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "platform.hpp"
+#include "portals_state.hpp"
+
+namespace s4bxi::sim {
+
+// Fixed model parameters (BXI-MODEL.md Decisions §7; appendix §4).
+struct NicTimings {
+    double pci_latency_heuristic = 200e-9;      // first/last-packet waits
+    double pci_heuristic_bandwidth = 15.75e9;
+    uint64_t packet_size = 512;                 // size switch of the wait formula
+    double send_preparation = 2e-9;             // before every network send
+    double tx_after_put_no_dma = 200e-9;
+    double tx_after_ptl_ack = 200e-9;
+    double tx_after_get = 250e-9;
+    double tx_after_response_no_dma = 300e-9;
+    double cpu_after_pio = 200e-9;              // PtlPut only
+    uint64_t command_size = 64;
+    uint64_t dma_request_size = 64;
+    uint64_t event_size = 96;
+    uint64_t ack_size = 32;
+    uint64_t get_request_size = 64;
+    uint64_t inline_matching = 8;
+    uint64_t inline_non_matching = 16;
+    uint64_t pio_matching = 408;
+    uint64_t pio_non_matching = 416;
+    uint64_t e2e_context_size = 64;             // early SEND for payloads up to this size
+};
+
+enum class VirtualNetwork : uint32_t { ServiceRequest = 0, ComputeRequest = 1, ServiceResponse = 2, ComputeResponse = 3 };
+
+enum class MessageType { Put, Get, Atomic, FetchAtomic, PtlAck, E2eAck, GetResponse, FetchAtomicResponse };
+enum class TransferState { Created, Received, Answered, Finished };
+
+// One Portals data operation, shared by its initiator and its target: only a simulation
+// can afford that, and it keeps the model's bookkeeping exact.
+struct Transfer {
+    MessageType kind = MessageType::Put;
+    TransferState state = TransferState::Created;
+    RankPortals* initiator = nullptr;
+    uint32_t initiator_nid = 0;
+    uint32_t initiator_pid = 0;
+    uint32_t ni_index = 0;
+    bool matching = true;
+    MemoryDescriptor md;      // copies: releasing the MD later is harmless
+    MemoryDescriptor get_md;  // FetchAtomic/Swap destination
+    uint64_t local_offset = 0;
+    uint64_t local_get_offset = 0;
+    uint64_t length = 0;
+    uint32_t ack_req = PTL_NO_ACK_REQ;
+    uint32_t target_nid = 0;
+    uint32_t target_pid = 0;
+    uint32_t pt_index = 0;
+    uint64_t match_bits = 0;
+    uint64_t remote_offset = 0;
+    uint64_t user_ptr = 0;
+    uint64_t hdr_data = 0;
+    uint32_t atomic_op = 0;
+    uint32_t atomic_type = 0;
+    VirtualNetwork request_vn = VirtualNetwork::ComputeRequest;
+    bool pio = false;
+    bool send_emitted = false;
+    // The payload (Put) or operand (Atomic), read from the initiator when the command is
+    // issued: the program may reuse its buffer after SEND, before the message lands.
+    std::vector<unsigned char> payload;
+    bool payload_readable = true;
+    // Filled by the target.
+    ptl_ni_fail_t fail = PTL_NI_OK;
+    uint64_t mlength = 0;
+    uint64_t offset_used = 0;
+    bool matched = false;
+    bool deferred_pending = false;  // GET / FETCH_ATOMIC event waits for the BXI ACK
+    RankPortals* target = nullptr;
+    uint32_t target_eq = PTL_EQ_NONE;
+    ptl_event_t deferred{};
+};
+using TransferPtr = std::shared_ptr<Transfer>;
+
+struct Message {
+    MessageType type;
+    TransferPtr transfer;
+    uint64_t size = 0;
+    uint32_t source_nid = 0;
+    uint32_t destination_nid = 0;
+    MessageType acknowledges = MessageType::Put;  // for E2E ACKs
+};
+
+// A TX command queue: fed over PCIe by 64-byte command writes (mailbox) when commands are
+// modelled, or instantly (FIFO + semaphore) when they are not.
+class CommandQueue {
+public:
+    void init(const std::string& name, bool over_pcie);
+    void set_consumer(simgrid::s4u::ActorPtr actor);
+    void push_blocking(Message* message, uint64_t bytes);  // from a core: a PCIe command write
+    void push_detached(Message* message);                  // from the NIC itself: no cost
+    Message* pop();
+
+private:
+    bool over_pcie_ = true;
+    simgrid::s4u::Mailbox* mailbox_ = nullptr;
+    std::deque<Message*> fifo_;
+    simgrid::s4u::SemaphorePtr available_;
+};
+
+class Nic {
+public:
+    Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec);
+    void start();
+
+    uint32_t nid() const { return nid_; }
+    const NodeHosts& hosts() const { return hosts_; }
+    simgrid::s4u::Host* cpu0() const { return hosts_.cores.front(); }
+    CommandQueue& tx_queue(VirtualNetwork vn) { return tx_[static_cast<int>(vn)]; }
+    simgrid::s4u::Mailbox* rx_mailbox(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
+    std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
+
+private:
+    void tx_loop(VirtualNetwork vn);
+    void rx_loop(VirtualNetwork vn);
+
+    void tx_put_like(Message* message, VirtualNetwork vn);
+    void tx_get(Message* message, VirtualNetwork vn);
+    void tx_ptl_ack(Message* message, VirtualNetwork vn);
+    void tx_e2e_ack(Message* message, VirtualNetwork vn);
+    void tx_response(Message* message, VirtualNetwork vn);
+
+    void rx_put(Message* message, VirtualNetwork vn);
+    void rx_atomic(Message* message, VirtualNetwork vn);
+    void rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic);
+    void rx_response(Message* message);
+    void rx_ptl_ack(Message* message);
+    void rx_e2e_ack(Message* message);
+
+    void network_send(Message* message, VirtualNetwork vn, bool blocking);
+    void queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn);
+
+    uint32_t nid_;
+    NodeHosts hosts_;
+    const PlatformSpec& spec_;
+    CommandQueue tx_[4];
+    simgrid::s4u::Mailbox* rx_[4] = {};
+    std::vector<NetworkInterface*> interfaces_;  // in creation order
+};
+
+class NicModel {
+public:
+    NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes);
+    void start();
+    Nic& nic(uint32_t nid) { return *nics_.at(nid); }
+    size_t size() const { return nics_.size(); }
+    const PlatformSpec& spec() const { return spec_; }
+    const NicTimings& timings() const { return timings_; }
+    uint64_t bytes_moved = 0;
+
+private:
+    PlatformSpec spec_;
+    NicTimings timings_;
+    std::vector<std::unique_ptr<Nic>> nics_;
+};
+
+NicModel& nic_model();
+void set_nic_model(NicModel* model);
+
+// Shared by the NIC engines and the CPU side.
+double first_packet_wait(uint64_t size);
+uint64_t inline_limit(bool matching);
+uint64_t pio_limit(bool matching);
+VirtualNetwork response_vn(VirtualNetwork request_vn);
+
+// Writes an event into an EQ of `owner`: a 96-byte PCIe write, then delivery to the
+// rank's core after the route latency from the calling actor's host.
+void write_event(Nic& nic, RankPortals& owner, uint32_t eq, const ptl_event_t& event);
+// Counting event; wakes waiters of the rank.
+void count_event(RankPortals& owner, uint32_t ct, uint64_t success, uint64_t failure);
+void emit_send(Nic& nic, Transfer& transfer);
+
+}  // namespace s4bxi::sim

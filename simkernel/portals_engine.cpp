@@ -1,0 +1,798 @@
+#include "portals_engine.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "atomics.hpp"
+#include "nic_model.hpp"
+#include "rank_memory.hpp"
+#include "registry.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_portals, "The Portals 4 engine");
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double kPollQuantumStart = 1e-7;  // first fast-forward step of an empty poll
+constexpr double kPollQuantumMax = 1e-4;
+constexpr uint32_t kFirstAutomaticPid = 2048;
+
+std::vector<std::unique_ptr<RankPortals>> g_portals;
+std::map<std::pair<uint32_t, uint32_t>, RankPortals*> g_pids;  // (nid, pid) -> owner
+
+// Appendix §4.3: defaults when nothing is asked, caps otherwise.
+ptl_ni_limits_t default_limits()
+{
+    ptl_ni_limits_t l{};
+    l.max_entries = 4080;
+    l.max_unexpected_headers = 16319;
+    l.max_mds = 1024;
+    l.max_cts = 1024;
+    l.max_eqs = 960;
+    l.max_pt_index = 255;
+    l.max_iovecs = 0;
+    l.max_list_size = 16582;
+    l.max_triggered_ops = 16378;
+    l.max_msg_size = 67108864;
+    l.max_atomic_size = 1024;
+    l.max_fetch_atomic_size = 64;
+    l.max_waw_ordered_size = 0;
+    l.max_war_ordered_size = 0;
+    l.max_volatile_size = 64;
+    l.features = PTL_TARGET_BIND_INACCESSIBLE | PTL_TOTAL_DATA_ORDERING | PTL_COHERENT_ATOMICS;
+    return l;
+}
+
+ptl_ni_limits_t limit_caps()
+{
+    ptl_ni_limits_t l = default_limits();
+    l.max_entries = 16319;
+    l.max_mds = 8191;
+    l.max_cts = 2047;
+    l.max_eqs = 2046;
+    l.max_list_size = 65535;
+    return l;
+}
+
+ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
+{
+    ptl_ni_limits_t caps = limit_caps(), out{};
+    auto pick = [](auto want, auto cap) { return want > 0 && want < cap ? want : cap; };
+    out.max_entries = pick(desired.max_entries, caps.max_entries);
+    out.max_unexpected_headers = pick(desired.max_unexpected_headers, caps.max_unexpected_headers);
+    out.max_mds = pick(desired.max_mds, caps.max_mds);
+    out.max_cts = pick(desired.max_cts, caps.max_cts);
+    out.max_eqs = pick(desired.max_eqs, caps.max_eqs);
+    out.max_pt_index = pick(desired.max_pt_index, caps.max_pt_index);
+    out.max_iovecs = 0;
+    out.max_list_size = pick(desired.max_list_size, caps.max_list_size);
+    out.max_triggered_ops = pick(desired.max_triggered_ops, caps.max_triggered_ops);
+    out.max_msg_size = pick(desired.max_msg_size, caps.max_msg_size);
+    out.max_atomic_size = pick(desired.max_atomic_size, caps.max_atomic_size);
+    out.max_fetch_atomic_size = pick(desired.max_fetch_atomic_size, caps.max_fetch_atomic_size);
+    out.max_waw_ordered_size = 0;
+    out.max_war_ordered_size = 0;
+    out.max_volatile_size = pick(desired.max_volatile_size, caps.max_volatile_size);
+    out.features = desired.features;
+    return out;
+}
+
+[[noreturn]] void not_supported(RankRecord& r, const std::string& what);
+
+struct NotSupported {
+    std::string what;
+};
+
+void not_supported(RankRecord& r, const std::string& what)
+{
+    (void)r;
+    throw NotSupported{what};
+}
+
+class Call {
+public:
+    Call(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
+        : r_(rank), p_(*rank.portals), request_(request), reply_(reply)
+    {
+    }
+
+    int run();
+
+private:
+    template <class T>
+    const T& args() const
+    {
+        return wire::args_as<T>(request_.args);
+    }
+    template <class T>
+    T& out()
+    {
+        return wire::args_as<T>(reply_.args);
+    }
+
+    Nic& nic() { return nic_model().nic(p_.nid); }
+    void management_command()
+    {
+        if (nic_model().spec().model_pci_commands)
+            sg4::Comm::sendto(nic().cpu0(), nic().hosts().nic, nic_model().timings().command_size);
+    }
+
+    NetworkInterface* ni(uint32_t handle)
+    {
+        if (handle_kind(handle) != HandleKind::NI || handle_index(handle) >= 4) return nullptr;
+        NetworkInterface& n = p_.nis[handle_index(handle)];
+        return n.used ? &n : nullptr;
+    }
+    template <class T>
+    T* object(std::vector<T>& pool, HandleKind kind, uint32_t handle)
+    {
+        if (handle_kind(handle) != kind || handle_index(handle) >= pool.size()) return nullptr;
+        T& o = pool[handle_index(handle)];
+        return o.used ? &o : nullptr;
+    }
+    EventQueue* eq(uint32_t handle) { return object(p_.eqs, HandleKind::EQ, handle); }
+    Counter* ct(uint32_t handle) { return object(p_.cts, HandleKind::CT, handle); }
+    MemoryDescriptor* md(uint32_t handle) { return object(p_.mds, HandleKind::MD, handle); }
+    bool eq_or_none(uint32_t handle, uint32_t ni_index)
+    {
+        EventQueue* q = handle == PTL_EQ_NONE ? nullptr : eq(handle);
+        return handle == PTL_EQ_NONE || (q && q->ni == ni_index);
+    }
+    bool ct_or_none(uint32_t handle, uint32_t ni_index)
+    {
+        Counter* c = handle == PTL_CT_NONE ? nullptr : ct(handle);
+        return handle == PTL_CT_NONE || (c && c->ni == ni_index);
+    }
+    template <class T>
+    uint32_t allocate(std::vector<T>& pool, HandleKind kind, int limit)
+    {
+        for (uint32_t i = 0; i < pool.size(); ++i)
+            if (!pool[i].used) return make_handle(kind, i);
+        if (static_cast<int>(pool.size()) >= limit) return PTL_INVALID_HANDLE;
+        pool.emplace_back();
+        return make_handle(kind, static_cast<uint32_t>(pool.size() - 1));
+    }
+
+    void wait_for_activity(double deadline)
+    {
+        std::unique_lock lock(*p_.mutex);
+        if (deadline < 0) p_.activity->wait(lock);
+        else if (deadline > sg4::Engine::get_clock()) p_.activity->wait_until(lock, deadline);
+    }
+
+    // First visible event of the queue, if any; otherwise the date it will be visible.
+    bool take_event(EventQueue& q, ptl_event_t& event, double& next_visible)
+    {
+        next_visible = -1;
+        if (q.events.empty()) return false;
+        double now = sg4::Engine::get_clock();
+        if (q.events.front().visible_at > now) {
+            next_visible = q.events.front().visible_at;
+            return false;
+        }
+        event = q.events.front().event;
+        q.events.pop_front();
+        return true;
+    }
+
+    int finish_event(EventQueue& q, const ptl_event_t& event, uint32_t which)
+    {
+        auto& reply = out<wire::EventReply>();
+        reply.which = which;
+        static_assert(sizeof(ptl_event_t) == wire::kEventBytes);
+        std::memcpy(reply.event, &event, sizeof event);
+        p_.poll_quantum = kPollQuantumStart;
+        if (q.dropped) {
+            q.dropped = false;
+            return PTL_EQ_DROPPED;
+        }
+        return PTL_OK;
+    }
+
+    int ni_init();
+    int ni_fini();
+    int pt_alloc();
+    int pt_free();
+    int pt_enable(bool enable);
+    int md_bind();
+    int md_release();
+    int me_append();
+    int me_unlink();
+    int eq_alloc();
+    int eq_free();
+    int eq_get(bool wait);
+    int eq_poll();
+    int ct_alloc();
+    int ct_free();
+    int ct_get();
+    int ct_wait();
+    int ct_poll();
+    int ct_update(bool set);
+    int get_id(bool physical);
+    int data(MessageType kind);
+
+    RankRecord& r_;
+    RankPortals& p_;
+    const wire::Request& request_;
+    wire::Reply& reply_;
+};
+
+int Call::run()
+{
+    auto op = static_cast<wire::Op>(request_.op);
+    if (op == wire::Op::PtlInit) {
+        ++p_.init_count;
+        return PTL_OK;
+    }
+    if (p_.init_count == 0) return PTL_NO_INIT;
+    switch (op) {
+    case wire::Op::PtlFini:
+        --p_.init_count;
+        return PTL_OK;
+    case wire::Op::PtlNIInit: return ni_init();
+    case wire::Op::PtlNIFini: return ni_fini();
+    case wire::Op::PtlPTAlloc: return pt_alloc();
+    case wire::Op::PtlPTFree: return pt_free();
+    case wire::Op::PtlPTEnable: return pt_enable(true);
+    case wire::Op::PtlPTDisable: return pt_enable(false);
+    case wire::Op::PtlMDBind: return md_bind();
+    case wire::Op::PtlMDRelease: return md_release();
+    case wire::Op::PtlMEAppend: return me_append();
+    case wire::Op::PtlMEUnlink: return me_unlink();
+    case wire::Op::PtlEQAlloc: return eq_alloc();
+    case wire::Op::PtlEQFree: return eq_free();
+    case wire::Op::PtlEQGet: return eq_get(false);
+    case wire::Op::PtlEQWait: return eq_get(true);
+    case wire::Op::PtlEQPoll: return eq_poll();
+    case wire::Op::PtlCTAlloc: return ct_alloc();
+    case wire::Op::PtlCTFree: return ct_free();
+    case wire::Op::PtlCTGet: return ct_get();
+    case wire::Op::PtlCTWait: return ct_wait();
+    case wire::Op::PtlCTPoll: return ct_poll();
+    case wire::Op::PtlCTSet: return ct_update(true);
+    case wire::Op::PtlCTInc: return ct_update(false);
+    case wire::Op::PtlGetId: return get_id(false);
+    case wire::Op::PtlGetPhysId: return get_id(true);
+    case wire::Op::PtlGetUid: {
+        if (!ni(args<wire::HandleArgs>().handle)) return PTL_ARG_INVALID;
+        out<wire::HandleReply>().value = static_cast<uint32_t>(getuid());
+        return PTL_OK;
+    }
+    case wire::Op::PtlPut: return data(MessageType::Put);
+    case wire::Op::PtlGet: return data(MessageType::Get);
+    case wire::Op::PtlAtomic: return data(MessageType::Atomic);
+    default: return PTL_ARG_INVALID;
+    }
+}
+
+int Call::ni_init()
+{
+    const auto& a = args<wire::NIInitArgs>();
+    uint32_t options = a.options;
+    if (options & ~PTL_NI_INIT_OPTIONS_MASK) return PTL_ARG_INVALID;
+    bool matching = options & PTL_NI_MATCHING, non_matching = options & PTL_NI_NO_MATCHING;
+    bool logical = options & PTL_NI_LOGICAL, physical = options & PTL_NI_PHYSICAL;
+    if (matching == non_matching || logical == physical) return PTL_ARG_INVALID;
+    if (a.iface != PTL_IFACE_DEFAULT && a.iface != 0) return PTL_ARG_INVALID;
+    if (logical) not_supported(r_, "logical NIs (PTL_NI_LOGICAL, PtlSetMap)");
+    uint32_t index = (matching ? 0 : 1) + (logical ? 2 : 0);
+    NetworkInterface& n = p_.nis[index];
+    auto& reply = out<wire::NIInitReply>();
+    if (n.used) {  // a second PtlNIInit of the same kind returns the same NI
+        if (a.pid != PTL_PID_ANY && a.pid != n.pid) return PTL_ARG_INVALID;
+        reply.ni = make_handle(HandleKind::NI, index);
+        std::memcpy(reply.actual, &n.limits, sizeof n.limits);
+        return PTL_OK;
+    }
+    // One pid per process on a node, shared by the process's NIs.
+    uint32_t pid = a.pid;
+    uint32_t own_pid = PTL_PID_ANY;
+    for (const auto& other : p_.nis)
+        if (other.used) own_pid = other.pid;
+    if (pid == PTL_PID_ANY) {
+        pid = own_pid;
+        if (pid == PTL_PID_ANY)
+            for (pid = kFirstAutomaticPid; g_pids.count({p_.nid, pid}); ++pid) {}
+    } else {
+        auto it = g_pids.find({p_.nid, pid});
+        if (it != g_pids.end() && it->second != &p_) return PTL_PID_IN_USE;
+        if (own_pid != PTL_PID_ANY && own_pid != pid) return PTL_ARG_INVALID;
+    }
+    management_command();
+    g_pids[{p_.nid, pid}] = &p_;
+    n = NetworkInterface{};
+    n.used = true;
+    n.index = index;
+    n.options = options;
+    n.pid = pid;
+    n.owner = &p_;
+    ptl_ni_limits_t desired;
+    std::memcpy(&desired, a.desired, sizeof desired);
+    n.limits = a.has_desired ? negotiate(desired) : default_limits();
+    n.table.assign(static_cast<size_t>(n.limits.max_pt_index) + 1, PortalTableEntry{});
+    n.command_slots = sg4::Semaphore::create(nic_model().spec().command_queue_depth);
+    nic().interfaces().push_back(&n);
+    reply.ni = make_handle(HandleKind::NI, index);
+    std::memcpy(reply.actual, &n.limits, sizeof n.limits);
+    return PTL_OK;
+}
+
+int Call::ni_fini()
+{
+    NetworkInterface* n = ni(args<wire::HandleArgs>().handle);
+    if (!n) return PTL_ARG_INVALID;
+    management_command();
+    // Every command accepted by the NIC before the NI goes away.
+    uint32_t depth = nic_model().spec().command_queue_depth;
+    for (uint32_t i = 0; i < depth; ++i) n->command_slots->acquire();
+    for (uint32_t i = 0; i < depth; ++i) n->command_slots->release();
+    for (auto& entry : p_.entries)
+        if (entry && entry->ni == n->index) entry.reset();
+    for (auto& q : p_.eqs)
+        if (q.used && q.ni == n->index) q = EventQueue{};
+    for (auto& c : p_.cts)
+        if (c.used && c.ni == n->index) c = Counter{};
+    for (auto& m : p_.mds)
+        if (m.used && m.ni == n->index) m = MemoryDescriptor{};
+    auto& list = nic().interfaces();
+    list.erase(std::remove(list.begin(), list.end(), n), list.end());
+    bool pid_still_used = false;
+    for (const auto& other : p_.nis)
+        pid_still_used |= other.used && &other != n && other.pid == n->pid;
+    if (!pid_still_used) g_pids.erase({p_.nid, n->pid});
+    n->used = false;
+    n->table.clear();
+    return PTL_OK;
+}
+
+int Call::pt_alloc()
+{
+    const auto& a = args<wire::PTAllocArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || (a.options & ~PTL_PT_ALLOC_OPTIONS_MASK) || !eq_or_none(a.eq, n->index)) return PTL_ARG_INVALID;
+    if ((a.options & PTL_PT_FLOWCTRL) && a.eq == PTL_EQ_NONE) return PTL_PT_EQ_NEEDED;
+    uint32_t index = a.pt_index;
+    if (index == PTL_PT_ANY) {
+        index = 0;
+        while (index < n->table.size() && n->table[index].allocated) ++index;
+        if (index == n->table.size()) return PTL_PT_FULL;
+    } else if (index >= n->table.size()) {
+        return PTL_ARG_INVALID;
+    } else if (n->table[index].allocated) {
+        return PTL_PT_IN_USE;
+    }
+    management_command();
+    PortalTableEntry& pt = n->table[index];
+    pt = PortalTableEntry{};
+    pt.allocated = true;
+    pt.enabled = true;
+    pt.options = a.options;
+    pt.eq = a.eq;
+    out<wire::HandleReply>().value = index;
+    return PTL_OK;
+}
+
+int Call::pt_free()
+{
+    const auto& a = args<wire::PTIndexArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated) return PTL_ARG_INVALID;
+    PortalTableEntry& pt = n->table[a.pt_index];
+    if (!pt.priority.empty() || !pt.overflow.empty()) return PTL_PT_IN_USE;
+    management_command();
+    pt = PortalTableEntry{};
+    return PTL_OK;
+}
+
+int Call::pt_enable(bool enable)
+{
+    const auto& a = args<wire::PTIndexArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated) return PTL_ARG_INVALID;
+    management_command();
+    n->table[a.pt_index].enabled = enable;
+    return PTL_OK;
+}
+
+int Call::md_bind()
+{
+    const auto& a = args<wire::MDBindArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || (a.options & ~PTL_MD_OPTIONS_MASK) || !eq_or_none(a.eq, n->index) || !ct_or_none(a.ct, n->index))
+        return PTL_ARG_INVALID;
+    if (a.options & PTL_IOVEC) not_supported(r_, "I/O vectors on MDs (PTL_IOVEC)");
+    if (a.length > n->limits.max_msg_size && a.length != PTL_SIZE_MAX) return PTL_ARG_INVALID;
+    uint32_t handle = allocate(p_.mds, HandleKind::MD, n->limits.max_mds);
+    if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
+    management_command();
+    MemoryDescriptor& m = p_.mds[handle_index(handle)];
+    m = MemoryDescriptor{true, n->index, a.start, a.length, a.options, a.eq, a.ct};
+    out<wire::HandleReply>().handle = handle;
+    return PTL_OK;
+}
+
+int Call::md_release()
+{
+    MemoryDescriptor* m = md(args<wire::HandleArgs>().handle);
+    if (!m) return PTL_ARG_INVALID;
+    management_command();
+    *m = MemoryDescriptor{};
+    return PTL_OK;
+}
+
+int Call::me_append()
+{
+    const auto& a = args<wire::MEAppendArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || n->matching() == static_cast<bool>(a.is_le)) return PTL_ARG_INVALID;
+    uint32_t mask = a.is_le ? PTL_LE_APPEND_OPTIONS_MASK : PTL_ME_APPEND_OPTIONS_MASK;
+    if ((a.options & ~mask) || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated ||
+        !ct_or_none(a.ct, n->index))
+        return PTL_ARG_INVALID;
+    if (a.list != PTL_PRIORITY_LIST && a.list != PTL_OVERFLOW_LIST) return PTL_ARG_INVALID;
+    if (a.list == PTL_OVERFLOW_LIST) not_supported(r_, "the overflow list (PTL_OVERFLOW_LIST)");
+    if (a.options & PTL_IOVEC) not_supported(r_, "I/O vectors on list entries (PTL_IOVEC)");
+    PortalTableEntry& pt = n->table[a.pt_index];
+    if (pt.priority.size() + pt.overflow.size() >= static_cast<size_t>(n->limits.max_list_size)) return PTL_LIST_TOO_LONG;
+    size_t live = std::count_if(p_.entries.begin(), p_.entries.end(), [](const auto& e) { return e != nullptr; });
+    if (live >= static_cast<size_t>(n->limits.max_entries)) return PTL_NO_SPACE;
+    management_command();
+    auto entry = std::make_shared<ListEntry>();
+    uint32_t index = static_cast<uint32_t>(p_.entries.size());
+    for (uint32_t i = 0; i < p_.entries.size(); ++i)
+        if (!p_.entries[i]) {
+            index = i;
+            break;
+        }
+    if (index == p_.entries.size()) p_.entries.emplace_back();
+    p_.entries[index] = entry;
+    entry->handle = make_handle(a.is_le ? HandleKind::LE : HandleKind::ME, index);
+    entry->ni = n->index;
+    entry->pt_index = a.pt_index;
+    entry->list = static_cast<ptl_list_t>(a.list);
+    entry->start = a.start;
+    entry->ct = a.ct;
+    entry->min_free = a.min_free;
+    entry->user_ptr = a.user_ptr;
+    entry->linked = true;
+    EntryCriteria& c = entry->criteria;
+    c.matching = !a.is_le;
+    c.options = a.options;
+    c.length = a.length;
+    c.match_bits = a.match_bits;
+    c.ignore_bits = a.ignore_bits;
+    ptl_process_t match_id;
+    std::memcpy(&match_id, &a.match_id, sizeof match_id);
+    c.logical = n->options & PTL_NI_LOGICAL;
+    c.match_nid = match_id.phys.nid;
+    c.match_pid = match_id.phys.pid;
+    c.match_rank = match_id.rank;
+    pt.priority.push_back(entry);
+    out<wire::HandleReply>().handle = entry->handle;
+    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE) && pt.eq != PTL_EQ_NONE) {
+        ptl_event_t event{};
+        event.type = PTL_EVENT_LINK;
+        event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
+        event.pt_index = a.pt_index;
+        event.ptl_list = entry->list;
+        event.ni_fail_type = PTL_NI_OK;
+        write_event(nic(), p_, pt.eq, event);
+    }
+    return PTL_OK;
+}
+
+int Call::me_unlink()
+{
+    uint32_t handle = args<wire::HandleArgs>().handle;
+    HandleKind kind = handle_kind(handle);
+    if ((kind != HandleKind::ME && kind != HandleKind::LE) || handle_index(handle) >= p_.entries.size()) return PTL_ARG_INVALID;
+    ListEntryPtr entry = p_.entries[handle_index(handle)];
+    if (!entry || entry->handle != handle) return PTL_ARG_INVALID;
+    management_command();
+    unlink_entry(p_, p_.nis[entry->ni], entry);
+    return PTL_OK;
+}
+
+int Call::eq_alloc()
+{
+    const auto& a = args<wire::EQAllocArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n) return PTL_ARG_INVALID;
+    uint32_t handle = allocate(p_.eqs, HandleKind::EQ, n->limits.max_eqs);
+    if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
+    management_command();
+    EventQueue& q = p_.eqs[handle_index(handle)];
+    q = EventQueue{};
+    q.used = true;
+    q.ni = n->index;
+    q.capacity = a.count;
+    out<wire::HandleReply>().handle = handle;
+    return PTL_OK;
+}
+
+int Call::eq_free()
+{
+    EventQueue* q = eq(args<wire::HandleArgs>().handle);
+    if (!q) return PTL_ARG_INVALID;
+    management_command();
+    *q = EventQueue{};
+    return PTL_OK;
+}
+
+// PtlEQGet never blocks the program, but an empty poll fast-forwards: the rank waits in
+// simulated time for the next event or one polling quantum, which is what a real polling
+// loop would have spent (DESIGN.md "Polling").
+int Call::eq_get(bool wait)
+{
+    uint32_t handle = args<wire::HandleArgs>().handle;
+    EventQueue* q = eq(handle);
+    if (!q) return PTL_ARG_INVALID;
+    double deadline = wait ? -1.0 : sg4::Engine::get_clock() + p_.poll_quantum;
+    r_.waiting_on = fmt::format("{}(eq {:#x})", wait ? "PtlEQWait" : "PtlEQGet", handle);
+    while (true) {
+        q = eq(handle);
+        if (!q) return PTL_ARG_INVALID;  // freed meanwhile
+        ptl_event_t event;
+        double next_visible;
+        if (take_event(*q, event, next_visible)) return finish_event(*q, event, 0);
+        double now = sg4::Engine::get_clock();
+        if (deadline >= 0 && now >= deadline) break;
+        double until = deadline;
+        if (next_visible >= 0 && (until < 0 || next_visible < until)) until = next_visible;
+        wait_for_activity(until);
+    }
+    p_.poll_quantum = std::min(p_.poll_quantum * 2, kPollQuantumMax);
+    return PTL_EQ_EMPTY;
+}
+
+int Call::eq_poll()
+{
+    const auto& a = args<wire::EQPollArgs>();
+    if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
+    for (uint32_t i = 0; i < a.size; ++i)
+        if (!eq(a.handles[i])) return PTL_ARG_INVALID;
+    double deadline = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : sg4::Engine::get_clock() + a.timeout_ms * 1e-3;
+    r_.waiting_on = fmt::format("PtlEQPoll({} queues)", a.size);
+    while (true) {
+        double earliest = -1;
+        for (uint32_t i = 0; i < a.size; ++i) {
+            EventQueue* q = eq(a.handles[i]);
+            if (!q) return PTL_ARG_INVALID;
+            ptl_event_t event;
+            double next_visible;
+            if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
+            if (next_visible >= 0 && (earliest < 0 || next_visible < earliest)) earliest = next_visible;
+        }
+        if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) return PTL_EQ_EMPTY;
+        double until = deadline;
+        if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
+        wait_for_activity(until);
+    }
+}
+
+int Call::ct_alloc()
+{
+    NetworkInterface* n = ni(args<wire::HandleArgs>().handle);
+    if (!n) return PTL_ARG_INVALID;
+    uint32_t handle = allocate(p_.cts, HandleKind::CT, n->limits.max_cts);
+    if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
+    management_command();
+    Counter& c = p_.cts[handle_index(handle)];
+    c = Counter{};
+    c.used = true;
+    c.ni = n->index;
+    out<wire::HandleReply>().handle = handle;
+    return PTL_OK;
+}
+
+int Call::ct_free()
+{
+    Counter* c = ct(args<wire::HandleArgs>().handle);
+    if (!c) return PTL_ARG_INVALID;
+    management_command();
+    *c = Counter{};
+    return PTL_OK;
+}
+
+int Call::ct_get()
+{
+    Counter* c = ct(args<wire::HandleArgs>().handle);
+    if (!c) return PTL_ARG_INVALID;
+    auto& reply = out<wire::CTReply>();
+    reply.success = c->value.success;
+    reply.failure = c->value.failure;
+    return PTL_OK;
+}
+
+int Call::ct_wait()
+{
+    const auto& a = args<wire::CTArgs>();
+    r_.waiting_on = fmt::format("PtlCTWait(ct {:#x}, test {})", a.ct, a.success);
+    while (true) {
+        Counter* c = ct(a.ct);
+        if (!c) return PTL_ARG_INVALID;
+        if (c->value.success >= a.success || c->value.failure > 0) {
+            auto& reply = out<wire::CTReply>();
+            reply.success = c->value.success;
+            reply.failure = c->value.failure;
+            return PTL_OK;
+        }
+        wait_for_activity(-1);
+    }
+}
+
+int Call::ct_poll()
+{
+    const auto& a = args<wire::CTPollArgs>();
+    if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
+    double deadline = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : sg4::Engine::get_clock() + a.timeout_ms * 1e-3;
+    r_.waiting_on = fmt::format("PtlCTPoll({} counters)", a.size);
+    while (true) {
+        for (uint32_t i = 0; i < a.size; ++i) {
+            Counter* c = ct(a.handles[i]);
+            if (!c) return PTL_ARG_INVALID;
+            if (c->value.success >= a.tests[i] || c->value.failure > 0) {
+                auto& reply = out<wire::CTReply>();
+                reply.success = c->value.success;
+                reply.failure = c->value.failure;
+                reply.which = i;
+                return PTL_OK;
+            }
+        }
+        if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) return PTL_CT_NONE_REACHED;
+        wait_for_activity(deadline);
+    }
+}
+
+int Call::ct_update(bool set)
+{
+    const auto& a = args<wire::CTArgs>();
+    Counter* c = ct(a.ct);
+    if (!c) return PTL_ARG_INVALID;
+    if (set) c->value = {a.success, a.failure};
+    else {
+        c->value.success += a.success;
+        c->value.failure += a.failure;
+    }
+    p_.activity->notify_all();
+    return PTL_OK;
+}
+
+int Call::get_id(bool physical)
+{
+    NetworkInterface* n = ni(args<wire::HandleArgs>().handle);
+    if (!n) return PTL_ARG_INVALID;
+    ptl_process_t id{};
+    if (!physical && (n->options & PTL_NI_LOGICAL)) id.rank = static_cast<ptl_rank_t>(r_.rank);
+    else {
+        id.phys.nid = p_.nid;
+        id.phys.pid = n->pid;
+    }
+    std::memcpy(&out<wire::HandleReply>().process, &id, sizeof id);
+    return PTL_OK;
+}
+
+// CPU side of Put, Get and Atomic (appendix §5.1, §5.2, §5.5).
+int Call::data(MessageType kind)
+{
+    const auto& a = args<wire::DataArgs>();
+    MemoryDescriptor* m = md(a.md);
+    if (!m) return PTL_ARG_INVALID;
+    NetworkInterface& n = p_.nis[m->ni];
+    if (a.local_offset > m->length || a.length > m->length - a.local_offset) return PTL_ARG_INVALID;
+    if (a.length > n.limits.max_msg_size) return PTL_ARG_INVALID;
+    if (kind != MessageType::Get && a.ack_req > PTL_OC_ACK_REQ) return PTL_ARG_INVALID;
+    if (a.pt_index > static_cast<uint32_t>(n.limits.max_pt_index)) return PTL_ARG_INVALID;
+    if (kind == MessageType::Atomic) {
+        if (!operation_allowed(a.atomic_op, a.atomic_type) || a.atomic_op >= PTL_SWAP) return PTL_ARG_INVALID;
+        if (a.length > n.limits.max_atomic_size || a.length % datatype_size(a.atomic_type) != 0) return PTL_ARG_INVALID;
+    }
+    ptl_process_t target;
+    std::memcpy(&target, &a.target, sizeof target);
+    if (target.phys.nid >= nic_model().size()) return PTL_ARG_INVALID;
+
+    auto t = std::make_shared<Transfer>();
+    t->kind = kind;
+    t->initiator = &p_;
+    t->initiator_nid = p_.nid;
+    t->initiator_pid = n.pid;
+    t->ni_index = n.index;
+    t->matching = n.matching();
+    t->md = *m;
+    t->local_offset = a.local_offset;
+    t->length = a.length;
+    t->ack_req = kind == MessageType::Get ? PTL_NO_ACK_REQ : a.ack_req;
+    t->target_nid = target.phys.nid;
+    t->target_pid = target.phys.pid;
+    t->pt_index = a.pt_index;
+    t->match_bits = n.matching() ? a.match_bits : 0;
+    t->remote_offset = a.remote_offset;
+    t->user_ptr = a.user_ptr;
+    t->hdr_data = a.hdr_data;
+    t->atomic_op = a.atomic_op;
+    t->atomic_type = a.atomic_type;
+    ++r_.portals_ops;
+    if (kind != MessageType::Get) {
+        r_.bytes_sent += a.length;
+        t->payload.resize(a.length);
+        t->payload_readable = a.length == 0 || read_rank_memory(r_.pid, m->start + a.local_offset, t->payload.data(), a.length);
+    }
+
+    r_.waiting_on = "a free slot in the NIC command queue";
+    n.command_slots->acquire();
+    const NicTimings& timing = nic_model().timings();
+    const PlatformSpec& spec = nic_model().spec();
+    uint64_t inline_bytes = inline_limit(t->matching);
+    if (kind != MessageType::Get && spec.model_pci && a.length > inline_bytes && a.length <= pio_limit(t->matching) &&
+        (m->options & PTL_MD_VOLATILE)) {
+        t->pio = true;
+        if (kind == MessageType::Put) {
+            sg4::Comm::sendto_init(nic().cpu0(), nic().hosts().nic)->set_payload_size(a.length - inline_bytes)->detach();
+            sg4::this_actor::sleep_for(timing.cpu_after_pio);
+        } else {
+            sg4::Comm::sendto(nic().cpu0(), nic().hosts().nic, a.length - inline_bytes);
+        }
+    }
+    uint64_t network_size = kind == MessageType::Get ? timing.get_request_size : a.length;
+    auto* message = new Message{kind, t, network_size, p_.nid, t->target_nid, kind};
+    r_.waiting_on = "the PCIe command write";
+    nic().tx_queue(t->request_vn).push_blocking(message, timing.command_size);
+    return PTL_OK;
+}
+
+}  // namespace
+
+void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry)
+{
+    if (!entry->linked) return;
+    entry->linked = false;
+    if (entry->pt_index < ni.table.size()) {
+        PortalTableEntry& pt = ni.table[entry->pt_index];
+        pt.priority.remove(entry);
+        pt.overflow.remove(entry);
+    }
+    uint32_t index = handle_index(entry->handle);
+    if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+}
+
+RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
+{
+    auto portals = std::make_unique<RankPortals>();
+    portals->rank = &rank;
+    portals->nid = nid;
+    portals->host = core;
+    portals->mutex = sg4::Mutex::create();
+    portals->activity = sg4::ConditionVariable::create();
+    portals->poll_quantum = kPollQuantumStart;
+    rank.portals = portals.get();
+    g_portals.push_back(std::move(portals));
+    return *rank.portals;
+}
+
+int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
+{
+    if (request.op != static_cast<uint32_t>(wire::Op::PtlPut) && request.op != static_cast<uint32_t>(wire::Op::PtlGet) &&
+        request.op != static_cast<uint32_t>(wire::Op::PtlAtomic))
+        ++rank.portals_ops;
+    try {
+        int rc = Call(rank, request, reply).run();
+        rank.waiting_on.clear();
+        return rc;
+    } catch (const NotSupported& unsupported) {
+        fmt::print(stderr, "s4bxi-simkernel: rank {}: not supported yet: {}\n", rank.rank, unsupported.what);
+        rank.waiting_on.clear();
+        return PTL_FAIL;
+    }
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,21 @@
+// The CPU side of Portals 4: what a rank's proxy does with each Portals request.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include "portals_state.hpp"
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::sim {
+
+struct RankRecord;
+
+RankPortals& attach_portals(RankRecord& rank, simgrid::s4u::Host* core, uint32_t nid);
+
+// Serves one Portals request in simulated time (it may block the proxy); returns the
+// PTL_* code and fills the reply's arguments.
+int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply);
+
+void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry);
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,122 @@
+// Portals 4 objects as the simulated NIC holds them: per rank, NIs with their portal
+// tables, MDs, list entries, event queues and counters; per node, the NICs' queues.
+#pragma once
+
+#include <portals4.h>
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "matching.hpp"
+#include "platform.hpp"
+
+namespace s4bxi::sim {
+
+struct RankRecord;
+struct RankPortals;
+
+enum class HandleKind : uint32_t { NI = 0, EQ = 1, CT = 2, MD = 3, ME = 4, LE = 5 };
+constexpr uint32_t kHandleIndexBits = 29;
+constexpr uint32_t kHandleIndexMask = (1u << kHandleIndexBits) - 1;
+inline uint32_t make_handle(HandleKind kind, uint32_t index)
+{
+    return (static_cast<uint32_t>(kind) << kHandleIndexBits) | index;
+}
+inline HandleKind handle_kind(uint32_t handle)
+{
+    return static_cast<HandleKind>(handle >> kHandleIndexBits);
+}
+inline uint32_t handle_index(uint32_t handle)
+{
+    return handle & kHandleIndexMask;
+}
+
+// Events become visible to the rank at `visible_at`: the delivery of a zero-byte message
+// from the issuing host to the rank's core costs exactly the route latency.
+struct TimedEvent {
+    double visible_at;
+    ptl_event_t event;
+};
+
+struct EventQueue {
+    bool used = false;
+    uint32_t ni = 0;
+    uint64_t capacity = 0;
+    std::deque<TimedEvent> events;
+    bool dropped = false;  // an event was lost because the queue was full
+};
+
+struct Counter {
+    bool used = false;
+    uint32_t ni = 0;
+    ptl_ct_event_t value{0, 0};
+};
+
+struct MemoryDescriptor {
+    bool used = false;
+    uint32_t ni = 0;
+    uint64_t start = 0;
+    uint64_t length = 0;
+    uint32_t options = 0;
+    uint32_t eq = PTL_EQ_NONE;
+    uint32_t ct = PTL_CT_NONE;
+};
+
+struct ListEntry {
+    uint32_t handle = PTL_INVALID_HANDLE;
+    uint32_t ni = 0;
+    uint32_t pt_index = 0;
+    ptl_list_t list = PTL_PRIORITY_LIST;
+    EntryCriteria criteria;
+    uint64_t start = 0;
+    uint32_t ct = PTL_CT_NONE;
+    uint64_t min_free = 0;
+    uint64_t user_ptr = 0;
+    bool linked = false;
+};
+using ListEntryPtr = std::shared_ptr<ListEntry>;
+
+struct PortalTableEntry {
+    bool allocated = false;
+    bool enabled = false;
+    uint32_t options = 0;
+    uint32_t eq = PTL_EQ_NONE;
+    std::list<ListEntryPtr> priority;
+    std::list<ListEntryPtr> overflow;
+};
+
+struct NetworkInterface {
+    bool used = false;
+    uint32_t index = 0;  // 0..3: (matching, physical) combination
+    uint32_t options = 0;
+    uint32_t pid = 0;
+    ptl_ni_limits_t limits{};
+    std::vector<PortalTableEntry> table;
+    simgrid::s4u::SemaphorePtr command_slots;  // the NIC command queue depth
+    RankPortals* owner = nullptr;
+    bool matching() const { return options & PTL_NI_MATCHING; }
+};
+
+struct RankPortals {
+    RankRecord* rank = nullptr;
+    uint32_t nid = 0;
+    simgrid::s4u::Host* host = nullptr;  // the rank's core
+    simgrid::s4u::ActorPtr proxy;
+    int init_count = 0;
+    NetworkInterface nis[4];
+    std::vector<EventQueue> eqs;
+    std::vector<Counter> cts;
+    std::vector<MemoryDescriptor> mds;
+    std::vector<ListEntryPtr> entries;  // by handle index; null when unlinked
+    // Anything that may interest a waiting proxy (event queued, counter changed).
+    simgrid::s4u::MutexPtr mutex;
+    simgrid::s4u::ConditionVariablePtr activity;
+    double poll_quantum = 0.0;  // current fast-forward step of empty polls
+};
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,14 @@
+// Payloads really move: the simulated NIC reads and writes rank memory directly
+// (cross-memory attach), at the simulated instant the model says.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace s4bxi::sim {
+
+bool read_rank_memory(pid_t pid, uint64_t address, void* buffer, uint64_t length);
+bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length);
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,102 @@
+#include "rank_proxy.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <simgrid/s4u.hpp>
+
+#include "context.hpp"
+#include "gate.hpp"
+#include "portals_engine.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double kLongestSleep = 1e9;  // seconds; longer requests are malformed
+
+void inject_compute(const RankRecord& r, uint64_t cpu_ns)
+{
+    const Config& config = context().config;
+    if (config.cpu_model == wire::CpuModel::Zero) return;
+    double seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
+    if (seconds < config.cpu_threshold || seconds <= 0) return;
+    (void)r;
+    sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
+}
+
+// Returns true when the rank has finished.
+bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
+{
+    auto op = static_cast<wire::Op>(request.op);
+    switch (op) {
+    case wire::Op::Finalize: {
+        const auto& args = wire::args_as<wire::FinalizeArgs>(request.args);
+        r.exit_status = args.exit_status;
+        r.end_time = sg4::Engine::get_clock();
+        return true;
+    }
+    case wire::Op::Sleep: {
+        double seconds = wire::args_as<wire::SleepArgs>(request.args).seconds;
+        if (!std::isfinite(seconds) || seconds < 0 || seconds > kLongestSleep) {
+            reply.rc = -1;
+            XBT_WARN("rank %d: malformed sleep request (%g s) rejected", r.rank, seconds);
+            return false;
+        }
+        r.waiting_on = fmt::format("a sleep of {} s", seconds);
+        sg4::this_actor::sleep_for(seconds);
+        return false;
+    }
+    case wire::Op::Yield: return false;
+    case wire::Op::Backtrace: {
+        const auto& text = wire::args_as<wire::TextArgs>(request.args);
+        std::string report(text.text, strnlen(text.text, std::min<size_t>(text.length, sizeof text.text)));
+        if (report.rfind("signal=", 0) == 0) {
+            r.crash_signal = std::atoi(report.c_str() + 7);
+            report = report.substr(std::min(report.size(), report.find('\n') + 1));
+        }
+        r.crash_report = report;
+        return false;
+    }
+    default:
+        if (request.op >= static_cast<uint32_t>(wire::Op::PtlInit) && request.op < static_cast<uint32_t>(wire::Op::Count)) {
+            reply.rc = serve_portals(r, request, reply);
+            return false;
+        }
+        XBT_WARN("rank %d: malformed request (operation %u) rejected", r.rank, request.op);
+        reply.rc = -1;
+        return false;
+    }
+}
+
+}  // namespace
+
+void rank_proxy(RankRecord* rank)
+{
+    RankRecord& r = *rank;
+    Context& ctx = context();
+    while (true) {
+        r.dispatch->acquire();
+        ++g_sim_activity;
+        const wire::Request request = r.request;
+        inject_compute(r, request.cpu_ns);
+        wire::Reply& reply = r.slot.object->reply;
+        std::memset(&reply, 0, sizeof reply);
+        reply.seq = request.seq;
+        bool finished = serve(r, request, reply);
+        r.waiting_on.clear();
+        reply.sim_time = sg4::Engine::get_clock();
+        r.phase = finished ? RankPhase::Finished : RankPhase::Computing;
+        r.cpu_changed_wall = wall_now();
+        publish_reply(*r.slot.object);
+        ctx.gate_wakeup->release();
+        if (finished) return;
+    }
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,72 @@
+// Every rank the server knows: who it is, where it runs, what it is doing right now.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "channel_server.hpp"
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::sim {
+
+struct RankPortals;
+
+enum class RankPhase {
+    Computing,       // replied to; running its own code
+    BlockedOutside,  // replied to, but its CPU clock has not moved for a while
+    Waiting,         // its request is in the simulation
+    Finished,        // sent Finalize
+    Dead,            // vanished without Finalize
+};
+
+const char* to_string(RankPhase phase);
+
+struct RankRecord {
+    int rank = -1;
+    pid_t pid = 0;
+    pid_t tid = 0;
+    int socket_fd = -1;
+    int trap_fd = -1;
+    SharedObject<wire::Slot> slot;
+    uint32_t nid = 0;
+    uint32_t core = 0;
+    std::string node_name;
+
+    RankPhase phase = RankPhase::Computing;
+    // Blocked-outside detection: process CPU time last seen and when it last changed.
+    uint64_t cpu_seen_ns = 0;
+    double cpu_changed_wall = 0.0;
+
+    // Simulation side.
+    simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request
+    wire::Request request{};             // the request being served
+    std::string waiting_on;              // what the proxy waits for, for deadlock reports
+    RankPortals* portals = nullptr;      // owned by the Portals engine
+
+    // Results.
+    double end_time = 0.0;
+    int exit_status = 0;
+    uint64_t portals_ops = 0;
+    uint64_t bytes_sent = 0;
+    int crash_signal = 0;
+    std::string crash_report;
+};
+
+class Registry {
+public:
+    std::vector<std::unique_ptr<RankRecord>>& ranks() { return ranks_; }
+    RankRecord* find(int rank);
+    size_t size() const { return ranks_.size(); }
+    RankRecord& add(std::unique_ptr<RankRecord> record);
+
+private:
+    std::vector<std::unique_ptr<RankRecord>> ranks_;  // sorted by rank
+};
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,452 @@
+#include "seccomp_supervisor.hpp"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+
+#include "../libinterpose/time_math.hpp"
+
+#ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
+#define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
+#endif
+
+namespace s4bxi::sim {
+
+using namespace s4bxi::timemath;
+
+namespace {
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
+{
+    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+// Thread CPU time of a thread of another process. schedstat's first field is the
+// scheduler's sum_exec_runtime, the clock CLOCK_THREAD_CPUTIME_ID reads in the rank (exact
+// while the thread is blocked in the trapped syscall). Without CONFIG_SCHED_INFO, fall back
+// to utime + stime of /proc/.../stat (clock ticks).
+uint64_t read_thread_cpu_ns(int schedstat_fd, int stat_fd)
+{
+    char buffer[512];
+    if (schedstat_fd >= 0) {
+        ssize_t n = pread(schedstat_fd, buffer, sizeof buffer - 1, 0);
+        if (n > 0) {
+            buffer[n] = '\0';
+            return strtoull(buffer, nullptr, 10);
+        }
+    }
+    if (stat_fd >= 0) {
+        ssize_t n = pread(stat_fd, buffer, sizeof buffer - 1, 0);
+        if (n > 0) {
+            buffer[n] = '\0';
+            // Fields after the command name (which may contain spaces): state is field 3,
+            // utime 14 and stime 15.
+            const char* p = strrchr(buffer, ')');
+            if (p) {
+                unsigned long long utime = 0, stime = 0;
+                if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2) {
+                    static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+                    return (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+bool write_remote(pid_t pid, uint64_t address, const void* data, size_t size)
+{
+    iovec local{const_cast<void*>(data), size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    return process_vm_writev(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+bool read_remote(pid_t pid, uint64_t address, void* data, size_t size)
+{
+    iovec local{data, size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+}
+
+struct Notif {
+    seccomp_notif* req = nullptr;
+    seccomp_notif_resp* resp = nullptr;
+    Notif() { seccomp_notify_alloc(&req, &resp); }
+    ~Notif() { seccomp_notify_free(req, resp); }
+    explicit operator bool() const { return req && resp; }
+};
+
+void respond(int fd, seccomp_notif_resp* resp, uint64_t id, int64_t value, int error, bool let_through)
+{
+    memset(resp, 0, sizeof *resp);
+    resp->id = id;
+    if (let_through) {
+        resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    } else {
+        resp->val = error ? -1 : value;
+        resp->error = error ? -error : 0;
+    }
+    // ENOENT: the task was interrupted or died meanwhile; nothing to answer.
+    seccomp_notify_respond(fd, resp);
+}
+
+}  // namespace
+
+struct SeccompSupervisor::Entry {
+    int rank = -1;
+    pid_t pid = 0;
+    pid_t tid = 0;
+    int fd = -1;
+    wire::Slot* slot = nullptr;
+    wire::Doorbell* doorbell = nullptr;
+    double cpu_factor = 1.0;
+    bool zero_cpu_model = false;
+    double epoch = 0.0;
+    int schedstat_fd = -1;
+    int stat_fd = -1;
+    bool hung_up = false;  // no process uses the filter any more (poller only)
+    bool retired = false;  // removed and its sleep worker joined (under the supervisor's mutex)
+
+    // `attached` (serve the simulated thread) and every use of slot/doorbell by the
+    // poller happen under this mutex; remove_rank clears it under the same mutex.
+    std::mutex mutex;
+    bool attached = true;
+
+    // Sleep worker: one pending sleep at most in practice (the simulated thread is blocked
+    // in it), a queue for the odd restarted syscall.
+    struct Sleep {
+        uint64_t id;
+        double seconds;
+    };
+    std::thread worker;
+    std::condition_variable cv;
+    std::deque<Sleep> sleeps;  // under mutex
+    std::atomic<bool> stop{false};
+
+    uint64_t cpu_now() const { return read_thread_cpu_ns(schedstat_fd, stat_fd); }
+
+    double now() const
+    {
+        uint64_t bits = slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
+        double sim;
+        memcpy(&sim, &bits, sizeof sim);
+        return virtual_clock(sim, slot->cpu_at_reply_ns.load(std::memory_order_acquire),
+                             zero_cpu_model ? 0 : cpu_now(), cpu_factor, zero_cpu_model);
+    }
+
+    void close_fds()
+    {
+        for (int* fd_ptr : {&fd, &schedstat_fd, &stat_fd})
+            if (*fd_ptr >= 0) {
+                close(*fd_ptr);
+                *fd_ptr = -1;
+            }
+    }
+};
+
+namespace {
+
+using Entry = SeccompSupervisor::Entry;
+
+// Posts a Sleep request into the slot as the rank's call() would, waits for the reply,
+// then hands the slot back to the rank (Idle, clock fields updated). Returns false if the
+// rank was removed meanwhile.
+bool simulated_sleep(Entry& e, double seconds)
+{
+    wire::Slot& slot = *e.slot;
+    wire::Request& request = slot.request;
+    uint64_t cpu_now = e.cpu_now();
+    uint64_t cpu_at_reply = slot.cpu_at_reply_ns.load(std::memory_order_acquire);
+    request.op = static_cast<uint32_t>(wire::Op::Sleep);
+    request.seq = request.seq + 1;
+    request.cpu_ns = cpu_now > cpu_at_reply ? cpu_now - cpu_at_reply : 0;
+    wire::SleepArgs args{seconds};
+    memcpy(request.args, &args, sizeof args);
+    slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
+    e.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
+    if (e.doorbell->server_waiting.load(std::memory_order_acquire)) futex(&e.doorbell->count, FUTEX_WAKE, 1, nullptr);
+
+    const uint32_t posted = static_cast<uint32_t>(wire::SlotState::Posted);
+    while (slot.state.load(std::memory_order_acquire) == posted) {
+        if (e.stop.load()) return false;
+        timespec timeout{0, 100'000'000};
+        futex(&slot.state, FUTEX_WAIT, posted, &timeout);
+    }
+    double sim_time = slot.reply.sim_time;
+    uint64_t bits;
+    memcpy(&bits, &sim_time, sizeof bits);
+    slot.sim_time_at_reply_bits.store(bits, std::memory_order_release);
+    slot.cpu_at_reply_ns.store(e.cpu_now(), std::memory_order_release);
+    slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
+    return true;
+}
+
+void sleep_worker(Entry* e, std::atomic<uint64_t>* sleeps_counter)
+{
+    Notif notif;
+    if (!notif) return;
+    std::unique_lock lock(e->mutex);
+    while (true) {
+        e->cv.wait(lock, [&] { return e->stop.load() || !e->sleeps.empty(); });
+        if (e->sleeps.empty()) return;  // stopping with nothing pending
+        Entry::Sleep sleep = e->sleeps.front();
+        e->sleeps.pop_front();
+        bool slept = false;
+        if (!e->stop.load() && e->attached) {
+            // The slot is free only while the rank is not inside call() (a signal handler
+            // may make a direct syscall in the middle of one): otherwise sleep for real.
+            if (e->slot->state.load(std::memory_order_acquire) != static_cast<uint32_t>(wire::SlotState::Idle)) {
+                respond(e->fd, notif.resp, sleep.id, 0, 0, true);
+                continue;
+            }
+            lock.unlock();  // remove_rank must be able to stop us while we wait
+            slept = simulated_sleep(*e, sleep.seconds);
+            lock.lock();
+            if (slept) sleeps_counter->fetch_add(1);
+        }
+        // Removed while pending (end of run): release the rank rather than hold it.
+        respond(e->fd, notif.resp, sleep.id, 0, 0, false);
+    }
+}
+
+}  // namespace
+
+SeccompSupervisor::SeccompSupervisor()
+{
+    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    poller_ = std::thread([this] { poll_loop(); });
+}
+
+SeccompSupervisor::~SeccompSupervisor()
+{
+    stopping_.store(true);
+    wake_poller();
+    if (poller_.joinable()) poller_.join();
+    std::vector<std::shared_ptr<Entry>> entries;
+    {
+        std::lock_guard lock(mutex_);
+        entries.swap(entries_);
+    }
+    for (auto& e : entries) {
+        {
+            std::lock_guard lock(e->mutex);
+            e->attached = false;
+            e->stop.store(true);
+        }
+        e->cv.notify_all();
+        if (e->slot) futex(&e->slot->state, FUTEX_WAKE, INT_MAX, nullptr);
+        if (e->worker.joinable()) e->worker.join();
+        e->close_fds();
+    }
+    if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void SeccompSupervisor::wake_poller()
+{
+    uint64_t one = 1;
+    if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void SeccompSupervisor::add_rank(int rank, pid_t pid, pid_t tid, int listener_fd, wire::Slot* slot,
+                                 wire::Doorbell* doorbell, double cpu_factor, bool zero_cpu_model, double epoch)
+{
+    if (listener_fd < 0) return;
+    auto e = std::make_shared<Entry>();
+    e->rank = rank;
+    e->pid = pid;
+    e->tid = tid;
+    e->fd = listener_fd;
+    e->slot = slot;
+    e->doorbell = doorbell;
+    e->cpu_factor = cpu_factor;
+    e->zero_cpu_model = zero_cpu_model;
+    e->epoch = epoch;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
+    e->schedstat_fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (e->schedstat_fd < 0) {
+        snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+        e->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    {
+        std::lock_guard lock(mutex_);
+        entries_.push_back(std::move(e));
+        ++generation_;
+    }
+    wake_poller();
+}
+
+void SeccompSupervisor::remove_rank(int rank)
+{
+    std::shared_ptr<Entry> e;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& candidate : entries_)
+            if (candidate->rank == rank && candidate->attached) e = candidate;
+    }
+    if (!e) return;
+    {
+        std::lock_guard lock(e->mutex);
+        e->attached = false;
+        e->stop.store(true);
+    }
+    e->cv.notify_all();
+    futex(&e->slot->state, FUTEX_WAKE, INT_MAX, nullptr);
+    if (e->worker.joinable()) e->worker.join();
+    // From here the listener only lets syscalls through; the poller closes it on hang-up.
+    {
+        std::lock_guard lock(mutex_);
+        e->retired = true;
+    }
+    wake_poller();
+}
+
+SeccompSupervisor::Stats SeccompSupervisor::stats() const
+{
+    return Stats{served_.load(), sleeps_.load(), continued_.load(), errors_.load()};
+}
+
+void SeccompSupervisor::poll_loop()
+{
+    std::vector<std::shared_ptr<Entry>> polled;
+    std::vector<pollfd> fds;
+    uint64_t seen_generation = ~0ull;
+    bool rebuild = true;
+    while (!stopping_.load()) {
+        {
+            std::lock_guard lock(mutex_);
+            // Detached listeners nobody uses any more are closed here, by the only thread
+            // that polls them.
+            for (auto it = entries_.begin(); it != entries_.end();) {
+                std::shared_ptr<Entry>& e = *it;
+                if (e->hung_up && e->retired) {
+                    e->close_fds();
+                    it = entries_.erase(it);
+                    ++generation_;
+                } else {
+                    ++it;
+                }
+            }
+            if (rebuild || seen_generation != generation_) {
+                polled.clear();
+                for (auto& e : entries_)
+                    if (!e->hung_up) polled.push_back(e);
+                seen_generation = generation_;
+                rebuild = false;
+            }
+        }
+        fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
+        for (auto& e : polled) fds.push_back(pollfd{e->fd, POLLIN, 0});
+        int ready = poll(fds.data(), fds.size(), -1);
+        if (ready < 0) {
+            if (errno == EINTR) continue;
+            perror("s4bxi-simkernel: seccomp supervisor: poll");
+            return;
+        }
+        if (fds[0].revents & POLLIN) {
+            uint64_t count;
+            (void)!read(wake_fd_, &count, sizeof count);
+        }
+        for (size_t i = 1; i < fds.size(); ++i) {
+            Entry& e = *polled[i - 1];
+            if (fds[i].revents & POLLIN) {
+                handle(e);
+            } else if (fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+                e.hung_up = true;
+                rebuild = true;
+            }
+        }
+    }
+}
+
+void SeccompSupervisor::handle(Entry& e)
+{
+    static thread_local Notif notif;
+    if (!notif) return;
+    memset(notif.req, 0, sizeof *notif.req);
+    if (seccomp_notify_receive(e.fd, notif.req) != 0) return;  // vanished (interrupted, killed)
+    const seccomp_notif& req = *notif.req;
+    auto let_through = [&] {
+        continued_.fetch_add(1, std::memory_order_relaxed);
+        respond(e.fd, notif.resp, req.id, 0, 0, true);
+    };
+    auto answer = [&](int64_t value, int error) {
+        (error ? errors_ : served_).fetch_add(1, std::memory_order_relaxed);
+        respond(e.fd, notif.resp, req.id, value, error, false);
+    };
+
+    std::unique_lock lock(e.mutex);
+    // Only the rank's simulated thread lives in simulated time. Its other threads and every
+    // descendant (which inherited the filter) run with real time.
+    if (!e.attached || req.data.arch != AUDIT_ARCH_X86_64 || static_cast<pid_t>(req.pid) != e.tid)
+        return let_through();
+
+    const pid_t pid = static_cast<pid_t>(req.pid);
+    const __u64* args = req.data.args;
+    // The rank's memory is touched only while the notification is still live: a dead
+    // rank's pid could have been reused.
+    auto still_valid = [&] { return seccomp_notify_id_valid(e.fd, req.id) == 0; };
+
+    switch (req.data.nr) {
+    case SYS_clock_gettime: {
+        clockid_t clock = static_cast<clockid_t>(static_cast<int32_t>(args[0]));
+        if (!is_virtual_clock(clock)) return let_through();
+        timespec ts = ns_to_timespec(clock_value_ns(classify_clock(clock), e.now(), e.epoch));
+        if (!still_valid()) return;
+        if (!write_remote(pid, args[1], &ts, sizeof ts)) return answer(0, EFAULT);
+        return answer(0, 0);
+    }
+    case SYS_gettimeofday: {
+        int64_t ns = clock_value_ns(ClockKind::Realtime, e.now(), e.epoch);
+        timeval tv{static_cast<time_t>(ns / kNsPerSec), static_cast<suseconds_t>((ns % kNsPerSec) / 1000)};
+        struct timezone tz {};
+        if (!still_valid()) return;
+        if (args[0] && !write_remote(pid, args[0], &tv, sizeof tv)) return answer(0, EFAULT);
+        if (args[1] && !write_remote(pid, args[1], &tz, sizeof tz)) return answer(0, EFAULT);
+        return answer(0, 0);
+    }
+    case SYS_time: {
+        time_t seconds = static_cast<time_t>(clock_value_ns(ClockKind::Realtime, e.now(), e.epoch) / kNsPerSec);
+        if (!still_valid()) return;
+        if (args[0] && !write_remote(pid, args[0], &seconds, sizeof seconds)) return answer(0, EFAULT);
+        return answer(seconds, 0);
+    }
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep: {
+        const bool clocked = req.data.nr == SYS_clock_nanosleep;
+        clockid_t clock = clocked ? static_cast<clockid_t>(static_cast<int32_t>(args[0])) : kMonotonic;
+        if (!is_virtual_sleep_clock(clock)) return let_through();
+        const bool absolute = clocked && (static_cast<int>(args[1]) & TIMER_ABSTIME);
+        timespec request{};
+        if (!still_valid()) return;
+        if (!read_remote(pid, clocked ? args[2] : args[0], &request, sizeof request)) return answer(0, EFAULT);
+        if (!timespec_valid(request)) return answer(0, EINVAL);
+        int64_t now_ns = absolute ? clock_value_ns(classify_clock(clock), e.now(), e.epoch) : 0;
+        int64_t duration = sleep_duration_ns(absolute, request, now_ns);
+        if (absolute && duration == 0) return answer(0, 0);  // already past: no scheduling point
+        e.sleeps.push_back(Entry::Sleep{req.id, ns_to_seconds(duration)});
+        if (!e.worker.joinable()) e.worker = std::thread(sleep_worker, &e, &sleeps_);
+        e.cv.notify_one();
+        return;
+    }
+    default: return let_through();
+    }
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,340 @@
+#include "server.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "context.hpp"
+#include "gate.hpp"
+#include "nic_model.hpp"
+#include "platform.hpp"
+#include "portals_engine.hpp"
+#include "rank_proxy.hpp"
+#include "seccomp_supervisor.hpp"
+#include "summary.hpp"
+
+namespace s4bxi::sim {
+
+std::atomic<bool> g_terminate_requested{false};
+
+Context& context()
+{
+    static Context instance;
+    return instance;
+}
+
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void on_terminate(int)
+{
+    g_terminate_requested.store(true);
+}
+
+void install_signal_handlers()
+{
+    struct sigaction action{};
+    action.sa_handler = on_terminate;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+PlatformSpec load_platform(const Config& config)
+{
+    if (config.platform_file.empty()) return default_platform();
+    std::ifstream in(config.platform_file);
+    if (!in) throw ConfigError(fmt::format("cannot read platform file '{}': {}", config.platform_file, strerror(errno)));
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+        return parse_platform(text.str(), config.platform_file);
+    } catch (const std::runtime_error& error) {
+        throw ConfigError(error.what());
+    }
+}
+
+int listen_socket(const std::string& path)
+{
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.size() >= sizeof address.sun_path) throw ConfigError("run directory path too long for a unix socket");
+    std::strcpy(address.sun_path, path.c_str());
+    unlink(path.c_str());
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || chmod(path.c_str(), 0600) != 0 ||
+        listen(fd, 256) != 0)
+        throw ConfigError(fmt::format("cannot listen on {}: {}", path, strerror(errno)));
+    return fd;
+}
+
+bool send_welcome(int fd, const wire::Welcome& welcome, int slot_fd, int doorbell_fd)
+{
+    iovec iov{const_cast<wire::Welcome*>(&welcome), sizeof welcome};
+    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (slot_fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(2 * sizeof(int));
+        int fds[2] = {slot_fd, doorbell_fd};
+        std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
+    }
+    return sendmsg(fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof welcome);
+}
+
+void refuse(int fd, const std::string& reason)
+{
+    wire::Welcome welcome{};
+    welcome.status = 1;
+    std::snprintf(welcome.reason, sizeof welcome.reason, "%s", reason.c_str());
+    send_welcome(fd, welcome, -1, -1);
+    close(fd);
+}
+
+// The rank's second message: whether it installed the time trap, with its listener fd.
+int receive_trap(int fd)
+{
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 10000) <= 0) return -2;
+    int32_t kind = 0;
+    iovec iov{&kind, sizeof kind};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != sizeof kind) return -2;
+    int trap = -1;
+    for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
+        if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) std::memcpy(&trap, CMSG_DATA(cmsg), sizeof trap);
+    return trap;
+}
+
+class Server {
+public:
+    explicit Server(Config config) { context().config = std::move(config); }
+    int run();
+
+private:
+    void register_ranks(int listen_fd);
+    void accept_rank(int fd);
+    void simulate();
+    int finish();
+
+    PlatformSpec spec_;
+    SeccompSupervisor supervisor_;
+    double makespan_ = 0.0;
+    uint64_t bytes_moved_ = 0;
+};
+
+void Server::accept_rank(int fd)
+{
+    Context& ctx = context();
+    const Config& config = ctx.config;
+    wire::Hello hello{};
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 5000) <= 0 || recv(fd, &hello, sizeof hello, 0) != sizeof hello) {
+        close(fd);
+        return;
+    }
+    ucred peer{};
+    socklen_t length = sizeof peer;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != getuid() ||
+        peer.pid != hello.pid)
+        return refuse(fd, "registration refused: peer credentials do not match");
+    if (hello.version != wire::kVersion)
+        return refuse(fd, fmt::format("protocol version {} does not match the server's {}: mixed s4bxi installations?",
+                                      hello.version, wire::kVersion));
+    if (ctx.config.world_size == 0 && hello.world_size > 0) ctx.config.world_size = hello.world_size;
+    int world = ctx.config.world_size;
+    if (world > 0 && (hello.rank < 0 || hello.rank >= world))
+        return refuse(fd, fmt::format("rank {} is outside the world of {} ranks", hello.rank, world));
+    if (ctx.registry.find(hello.rank)) return refuse(fd, fmt::format("rank {} registered twice", hello.rank));
+    uint32_t nid = static_cast<uint32_t>(hello.rank / config.ppn);
+    if (nid >= spec_.nodes)
+        return refuse(fd, fmt::format("rank {} needs node {} but the platform has {} nodes ({} ranks per node)",
+                                      hello.rank, nid, spec_.nodes, config.ppn));
+
+    auto record = std::make_unique<RankRecord>();
+    record->rank = hello.rank;
+    record->pid = hello.pid;
+    record->tid = hello.tid;
+    record->socket_fd = fd;
+    record->slot = create_slot();
+    record->nid = nid;
+    record->core = static_cast<uint32_t>(hello.rank % config.ppn) % spec_.cores_per_node;
+    record->node_name = fmt::format("node{}", nid);
+    record->cpu_changed_wall = wall_now();
+
+    wire::Welcome welcome{};
+    welcome.nid = record->nid;
+    welcome.core = record->core;
+    welcome.node_count = spec_.nodes;
+    welcome.server_pid = getpid();
+    welcome.cpu_model = static_cast<uint32_t>(config.cpu_model);
+    welcome.cpu_factor = config.cpu_factor;
+    welcome.cpu_threshold = config.cpu_threshold;
+    welcome.epoch = config.epoch;
+    std::snprintf(welcome.node_name, sizeof welcome.node_name, "%s", record->node_name.c_str());
+    if (!send_welcome(fd, welcome, record->slot.fd, ctx.doorbell.fd)) {
+        close(fd);
+        return;
+    }
+    int trap = receive_trap(fd);
+    if (trap == -2) {
+        close(fd);
+        return;
+    }
+    if (trap >= 0)
+        supervisor_.add_rank(record->rank, record->pid, record->tid, trap, record->slot.object, ctx.doorbell.object,
+                             config.cpu_factor, config.cpu_model == wire::CpuModel::Zero, config.epoch);
+    ctx.registry.add(std::move(record));
+}
+
+void Server::register_ranks(int listen_fd)
+{
+    Context& ctx = context();
+    double deadline = wall_now() + ctx.config.register_timeout;
+    while (ctx.config.world_size == 0 || static_cast<int>(ctx.registry.size()) < ctx.config.world_size) {
+        if (g_terminate_requested.load()) {
+            if (ctx.registry.size() > 0)
+                ctx.outcome.fail("error",
+                                 fmt::format("stopped while waiting for ranks: {} of {} registered",
+                                             ctx.registry.size(), ctx.config.world_size),
+                                 kExitRegistration);
+            return;
+        }
+        double left = deadline - wall_now();
+        if (left <= 0) {
+            std::string missing;
+            for (int rank = 0; rank < ctx.config.world_size && missing.size() < 200; ++rank)
+                if (!ctx.registry.find(rank)) missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
+            ctx.outcome.fail("registration-timeout",
+                             fmt::format("only {} of {} ranks registered within {:.0f} s; missing: {}",
+                                         ctx.registry.size(), ctx.config.world_size, ctx.config.register_timeout,
+                                         missing.empty() ? "(world size unknown)" : missing),
+                             kExitRegistration);
+            return;
+        }
+        pollfd pfd{listen_fd, POLLIN, 0};
+        if (poll(&pfd, 1, static_cast<int>(std::min(left, 0.2) * 1000) + 1) <= 0) continue;
+        int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) accept_rank(fd);
+    }
+}
+
+void Server::simulate()
+{
+    Context& ctx = context();
+    std::string log = "--log=root.thresh:" + std::string(ctx.config.log_level == "debug" ? "debug"
+                                                         : ctx.config.log_level == "info" ? "info"
+                                                                                          : "warning");
+    std::vector<std::string> args = {"s4bxi-simkernel", log, "--log=root.fmt:[%10.9r]%e[%a]%e%m%n",
+                                     "--cfg=network/model:CM02", "--cfg=network/loopback-lat:0",
+                                     "--cfg=network/loopback-bw:999e9", "--cfg=surf/precision:1e-9",
+                                     "--cfg=contexts/stack-size:512"};
+    if (ctx.config.log_level != "debug" && ctx.config.log_level != "info")
+        args.emplace_back("--log=xbt_cfg.thresh:warning");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    sg4::Engine engine(&argc, argv.data());
+
+    NicModel model(spec_, build_platform(spec_));
+    set_nic_model(&model);
+    model.start();
+    ctx.gate_wakeup = sg4::Semaphore::create(0);
+    for (auto& rank : ctx.registry.ranks()) {
+        RankRecord& r = *rank;
+        sg4::Host* core = model.nic(r.nid).hosts().cores.at(r.core);
+        attach_portals(r, core, r.nid);
+        r.dispatch = sg4::Semaphore::create(0);
+        sg4::Actor::create(fmt::format("rank{}", r.rank), core, [&r] { rank_proxy(&r); });
+    }
+    // Created last, so that it runs after every other actor of a scheduling round.
+    sg4::Actor::create("gate", model.nic(0).hosts().cores.front(), gate_actor);
+    sg4::Engine::on_deadlock_cb(report_deadlock);
+    engine.run();
+    makespan_ = sg4::Engine::get_clock();
+    bytes_moved_ = model.bytes_moved;
+    set_nic_model(nullptr);
+}
+
+int Server::finish()
+{
+    Context& ctx = context();
+    for (auto& r : ctx.registry.ranks()) supervisor_.remove_rank(r->rank);
+    write_summary(make_summary(ctx, makespan_, bytes_moved_), ctx.config.summary_out);
+    if (ctx.outcome.failed()) fmt::print(stderr, "s4bxi-simkernel: error: {}\n", ctx.outcome.message);
+    return ctx.outcome.exit_code;
+}
+
+int Server::run()
+{
+    Context& ctx = context();
+    ctx.wall_start = wall_now();
+    install_signal_handlers();
+    int ready_fd = ctx.config.ready_fd;
+    try {
+        spec_ = load_platform(ctx.config);
+        if (ctx.config.ppn < 1) throw ConfigError("--ppn must be at least 1");
+        if (ctx.config.world_size > 0 &&
+            static_cast<uint64_t>(ctx.config.world_size) > static_cast<uint64_t>(spec_.nodes) * ctx.config.ppn)
+            throw ConfigError(fmt::format("{} ranks at {} per node need {} nodes, but platform '{}' has {}",
+                                          ctx.config.world_size, ctx.config.ppn,
+                                          (ctx.config.world_size + ctx.config.ppn - 1) / ctx.config.ppn,
+                                          spec_.source, spec_.nodes));
+        ctx.doorbell = create_doorbell();
+        int listen_fd = listen_socket(ctx.config.run_dir + "/simkernel.sock");
+        if (ready_fd >= 0) {
+            char ready = 1;
+            (void)!write(ready_fd, &ready, 1);
+            close(ready_fd);
+            ready_fd = -1;
+        }
+        register_ranks(listen_fd);
+        close(listen_fd);
+    } catch (const ConfigError& error) {
+        if (ready_fd >= 0) close(ready_fd);
+        fmt::print(stderr, "s4bxi-simkernel: error: {}\n", error.what());
+        ctx.outcome.fail("error", error.what(), kExitConfig);
+        write_summary(make_summary(ctx, 0, 0), ctx.config.summary_out);
+        return kExitConfig;
+    }
+    if (!ctx.outcome.failed() && ctx.registry.size() > 0) simulate();
+    return finish();
+}
+
+}  // namespace
+
+int run_server(Config config)
+{
+    return Server(std::move(config)).run();
+}
+
+}  // namespace s4bxi::sim

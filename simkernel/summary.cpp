@@ -1,0 +1,42 @@
+#include "summary.hpp"
+
+#include <fstream>
+
+#include "context.hpp"
+
+namespace s4bxi::sim {
+
+nlohmann::json make_summary(const Context& ctx, double makespan, uint64_t bytes_moved)
+{
+    nlohmann::json ranks = nlohmann::json::array();
+    uint64_t operations = 0;
+    for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
+        operations += r->portals_ops;
+        ranks.push_back({{"rank", r->rank},
+                         {"pid", r->pid},
+                         {"nid", r->nid},
+                         {"node", r->node_name},
+                         {"core", r->core},
+                         {"end_time", r->end_time},
+                         {"portals_ops", r->portals_ops},
+                         {"bytes_sent", r->bytes_sent},
+                         {"finished", r->phase == RankPhase::Finished}});
+    }
+    return {{"version", 1},
+            {"status", ctx.outcome.status},
+            {"message", ctx.outcome.message},
+            {"world_size", ctx.registry.size()},
+            {"makespan", makespan},
+            {"portals_ops", operations},
+            {"bytes_moved", bytes_moved},
+            {"ranks", ranks}};
+}
+
+void write_summary(const nlohmann::json& summary, const std::string& path)
+{
+    if (path.empty()) return;
+    std::ofstream out(path);
+    out << summary.dump(2) << '\n';
+}
+
+}  // namespace s4bxi::sim
