@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -133,8 +134,11 @@ bool server_alive()
 void become_passive_in_child()
 {
     // A forked copy of a rank is not a rank: it must neither talk on the parent's channel
-    // nor register. Its exec'd programs see S4BXI_RANK_PID and stay passive too.
+    // nor hold the rank's socket open. Its exec'd programs see S4BXI_RANK_PID and stay
+    // passive too.
     g_state.active = false;
+    if (g_state.socket_fd >= 0) close(g_state.socket_fd);
+    g_state.socket_fd = -1;
 }
 
 void finalize_at_exit(int status, void*)
@@ -145,31 +149,13 @@ void finalize_at_exit(int status, void*)
     g_state.active = false;
 }
 
-void register_rank()
+// Sends the Hello, receives the Welcome and maps the channel. Returns false if refused.
+void attach(int fd, uint32_t flags, const char* size_env_names_unused)
 {
-    const char* socket_path = getenv("S4BXI_SOCKET");
-    if (!socket_path || !*socket_path) return;
-    // Children of a rank (system(), popen, exec'd tools) inherit the environment.
-    if (getenv("S4BXI_RANK_PID")) return;
-    static const char* const rank_names[] = {"S4BXI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                             "SLURM_PROCID", nullptr};
+    (void)size_env_names_unused;
     static const char* const size_names[] = {"S4BXI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                              nullptr};
-    int rank = env_int(rank_names);
-    if (rank < 0) return;
-    g_state.rank = rank;
-    g_state.pid = getpid();
-    g_state.tid = static_cast<pid_t>(syscall(SYS_gettid));
-
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (fd < 0) fatal("cannot create the registration socket");
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (strlen(socket_path) >= sizeof address.sun_path) fatal("S4BXI_SOCKET path is too long");
-    strcpy(address.sun_path, socket_path);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
-    wire::Hello hello{wire::kVersion, rank, env_int(size_names), g_state.pid, g_state.tid, 0};
+    wire::Hello hello{wire::kVersion, g_state.rank, env_int(size_names), g_state.pid, g_state.tid, flags};
     if (hello.world_size < 0) hello.world_size = 0;
     if (!send_fd(fd, &hello, sizeof hello, -1)) fatal("registration failed: cannot send");
     int fds[2];
@@ -184,21 +170,68 @@ void register_rank()
     if (!g_state.slot || !g_state.doorbell) fatal("cannot map the channel");
     // Under Yama ptrace_scope=1 the server needs this to use process_vm_readv/writev on us.
     prctl(PR_SET_PTRACER, g_state.welcome.server_pid, 0, 0, 0);
+}
 
-    char pid_text[32];
-    snprintf(pid_text, sizeof pid_text, "%d", g_state.pid);
-    setenv("S4BXI_RANK_PID", pid_text, 1);
+void register_rank()
+{
+    const char* socket_path = getenv("S4BXI_SOCKET");
+    if (!socket_path || !*socket_path) return;
+    static const char* const rank_names[] = {"S4BXI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                             "SLURM_PROCID", nullptr};
+    int rank = env_int(rank_names);
+    if (rank < 0) return;
+    g_state.rank = rank;
+    g_state.pid = getpid();
+    g_state.tid = static_cast<pid_t>(syscall(SYS_gettid));
+
+    // A rank's registration is inherited by everything it starts. The same pid means the
+    // rank exec'd a new image (its socket survived exec): re-attach. Another pid means a
+    // child of a rank: it stays passive and lets go of the rank's socket.
+    const char* rank_pid = getenv("S4BXI_RANK_PID");
+    const char* rank_fd_text = getenv("S4BXI_RANK_FD");
+    int inherited_fd = rank_fd_text ? atoi(rank_fd_text) : -1;
+    if (rank_pid) {
+        if (atoi(rank_pid) != g_state.pid) {
+            if (inherited_fd > 2) close(inherited_fd);
+            return;
+        }
+        if (inherited_fd < 0) fatal("exec'd rank lost its registration socket");
+        attach(inherited_fd, wire::kHelloReattach, nullptr);
+        fcntl(inherited_fd, F_SETFD, 0);
+    } else {
+        // Not close-on-exec: the rank keeps its registration if it execs another program.
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        if (fd < 0) fatal("cannot create the registration socket");
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        if (strlen(socket_path) >= sizeof address.sun_path) fatal("S4BXI_SOCKET path is too long");
+        strcpy(address.sun_path, socket_path);
+        if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+            fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
+        attach(fd, 0, nullptr);
+        char text[32];
+        snprintf(text, sizeof text, "%d", g_state.pid);
+        setenv("S4BXI_RANK_PID", text, 1);
+        snprintf(text, sizeof text, "%d", fd);
+        setenv("S4BXI_RANK_FD", text, 1);
+    }
     pthread_atfork(nullptr, nullptr, become_passive_in_child);
 
-    g_state.cpu_at_reply_ns = thread_cpu_ns();
-    g_state.slot->cpu_at_reply_ns.store(g_state.cpu_at_reply_ns, std::memory_order_relaxed);
-    g_state.slot->sim_time_at_reply_bits.store(0, std::memory_order_relaxed);
+    if (rank_pid) {  // an exec'd rank keeps its clock: the slot remembers the last reply
+        uint64_t bits = g_state.slot->sim_time_at_reply_bits.load(std::memory_order_relaxed);
+        memcpy(&g_state.sim_time_at_reply, &bits, sizeof bits);
+        g_state.cpu_at_reply_ns = g_state.slot->cpu_at_reply_ns.load(std::memory_order_relaxed);
+    } else {
+        g_state.cpu_at_reply_ns = thread_cpu_ns();
+        g_state.slot->cpu_at_reply_ns.store(g_state.cpu_at_reply_ns, std::memory_order_relaxed);
+    }
     g_state.active = true;
 
-    // The listener fd of the direct-syscall trap goes to the server, which serves it.
-    int listener = install_time_trap();
+    // The listener fd of the direct-syscall trap goes to the server, which serves it. A
+    // filter survives exec, so an exec'd rank already has one.
+    int listener = rank_pid ? -1 : install_time_trap();
     int32_t kind = listener >= 0 ? 1 : 0;
-    if (!send_fd(fd, &kind, sizeof kind, listener)) fatal("registration failed: cannot send the trap");
+    if (!send_fd(g_state.socket_fd, &kind, sizeof kind, listener)) fatal("registration failed: cannot send the trap");
     if (listener >= 0) close(listener);
     install_crash_handler();
     on_exit(finalize_at_exit, nullptr);

@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "context.hpp"
+#include "rank_socket.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
 
 namespace s4bxi::sim {
 
 uint64_t g_sim_activity = 0;
+uint32_t g_node_count = 0;
 
 namespace {
 
@@ -27,15 +29,6 @@ uint64_t process_cpu_ns(pid_t pid)
     timespec ts{};
     if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0) return 0;
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-bool socket_closed(int fd)
-{
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, 0) <= 0) return false;
-    if (pfd.revents & (POLLHUP | POLLERR)) return true;
-    char byte;
-    return recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }
 
 bool posted(const RankRecord& r)
@@ -133,7 +126,7 @@ void gate_actor()
                 batch.push_back(&r);
                 continue;
             }
-            if (socket_closed(r.socket_fd)) {
+            if (serve_rank_socket(r, g_node_count) == SocketStatus::Closed) {
                 on_rank_death(r);
                 break;
             }

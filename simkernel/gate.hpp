@@ -9,6 +9,7 @@ namespace s4bxi::sim {
 // Bumped by every simulated actor each time it does something; lets the gate tell a
 // quiet simulation from one whose actors are still running at the current date.
 extern uint64_t g_sim_activity;
+extern uint32_t g_node_count;  // for re-attach answers
 
 void gate_actor();
 

@@ -22,6 +22,7 @@
 #include "platform.hpp"
 #include "portals_engine.hpp"
 #include "rank_proxy.hpp"
+#include "rank_socket.hpp"
 #include "seccomp_supervisor.hpp"
 #include "summary.hpp"
 
@@ -86,55 +87,6 @@ int listen_socket(const std::string& path)
     return fd;
 }
 
-bool send_welcome(int fd, const wire::Welcome& welcome, int slot_fd, int doorbell_fd)
-{
-    iovec iov{const_cast<wire::Welcome*>(&welcome), sizeof welcome};
-    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (slot_fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(2 * sizeof(int));
-        int fds[2] = {slot_fd, doorbell_fd};
-        std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
-    }
-    return sendmsg(fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof welcome);
-}
-
-void refuse(int fd, const std::string& reason)
-{
-    wire::Welcome welcome{};
-    welcome.status = 1;
-    std::snprintf(welcome.reason, sizeof welcome.reason, "%s", reason.c_str());
-    send_welcome(fd, welcome, -1, -1);
-    close(fd);
-}
-
-// The rank's second message: whether it installed the time trap, with its listener fd.
-int receive_trap(int fd)
-{
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, 10000) <= 0) return -2;
-    int32_t kind = 0;
-    iovec iov{&kind, sizeof kind};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != sizeof kind) return -2;
-    int trap = -1;
-    for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
-        if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) std::memcpy(&trap, CMSG_DATA(cmsg), sizeof trap);
-    return trap;
-}
-
 class Server {
 public:
     explicit Server(Config config) { context().config = std::move(config); }
@@ -191,17 +143,8 @@ void Server::accept_rank(int fd)
     record->node_name = fmt::format("node{}", nid);
     record->cpu_changed_wall = wall_now();
 
-    wire::Welcome welcome{};
-    welcome.nid = record->nid;
-    welcome.core = record->core;
-    welcome.node_count = spec_.nodes;
-    welcome.server_pid = getpid();
-    welcome.cpu_model = static_cast<uint32_t>(config.cpu_model);
-    welcome.cpu_factor = config.cpu_factor;
-    welcome.cpu_threshold = config.cpu_threshold;
-    welcome.epoch = config.epoch;
-    std::snprintf(welcome.node_name, sizeof welcome.node_name, "%s", record->node_name.c_str());
-    if (!send_welcome(fd, welcome, record->slot.fd, ctx.doorbell.fd)) {
+    if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");
+    if (!send_welcome(fd, make_welcome(*record, spec_.nodes), record->slot.fd, ctx.doorbell.fd)) {
         close(fd);
         return;
     }
@@ -242,7 +185,16 @@ void Server::register_ranks(int listen_fd)
             return;
         }
         pollfd pfd{listen_fd, POLLIN, 0};
-        if (poll(&pfd, 1, static_cast<int>(std::min(left, 0.2) * 1000) + 1) <= 0) continue;
+        int ready = poll(&pfd, 1, static_cast<int>(std::min(left, 0.05) * 1000) + 1);
+        for (auto& r : ctx.registry.ranks())  // ranks that exec'd, or died early
+            if (r->phase != RankPhase::Dead && serve_rank_socket(*r, spec_.nodes) == SocketStatus::Closed) {
+                r->phase = RankPhase::Dead;
+                ctx.outcome.fail("rank-crash",
+                                 fmt::format("rank {} (pid {}) ended before every rank had registered", r->rank, r->pid),
+                                 kExitRankCrash);
+                return;
+            }
+        if (ready <= 0) continue;
         int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd >= 0) accept_rank(fd);
     }
@@ -265,6 +217,7 @@ void Server::simulate()
     int argc = static_cast<int>(argv.size());
     sg4::Engine engine(&argc, argv.data());
 
+    g_node_count = spec_.nodes;
     NicModel model(spec_, build_platform(spec_));
     set_nic_model(&model);
     model.start();

@@ -25,8 +25,12 @@ struct Hello {
     int32_t world_size;  // expected number of ranks (0: unknown)
     int32_t pid;         // getpid() of the rank (checked against SO_PEERCRED)
     int32_t tid;         // thread that registered: the simulated thread
-    int32_t reserved;
+    uint32_t flags;      // kHelloReattach
 };
+
+// The rank exec'd a new program (a wrapper script, a shim): same process, same rank, new
+// image. It keeps its socket across exec and asks for its channel again.
+inline constexpr uint32_t kHelloReattach = 1;
 
 struct Welcome {
     int32_t status;       // 0 on success; otherwise the reason string says why

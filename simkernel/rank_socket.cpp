@@ -1,0 +1,97 @@
+#include "rank_socket.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "context.hpp"
+
+namespace s4bxi::sim {
+
+bool send_welcome(int fd, const wire::Welcome& welcome, int slot_fd, int doorbell_fd)
+{
+    iovec iov{const_cast<wire::Welcome*>(&welcome), sizeof welcome};
+    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (slot_fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(2 * sizeof(int));
+        int fds[2] = {slot_fd, doorbell_fd};
+        std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
+    }
+    return sendmsg(fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof welcome);
+}
+
+void refuse(int fd, const std::string& reason)
+{
+    wire::Welcome welcome{};
+    welcome.status = 1;
+    std::snprintf(welcome.reason, sizeof welcome.reason, "%s", reason.c_str());
+    send_welcome(fd, welcome, -1, -1);
+    close(fd);
+}
+
+// The rank's second message: whether it installed the time trap, with its listener fd.
+int receive_trap(int fd)
+{
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 10000) <= 0) return -2;
+    int32_t kind = 0;
+    iovec iov{&kind, sizeof kind};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != sizeof kind) return -2;
+    int trap = -1;
+    for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
+        if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) std::memcpy(&trap, CMSG_DATA(cmsg), sizeof trap);
+    return trap;
+}
+
+wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count)
+{
+    const Config& config = context().config;
+    wire::Welcome welcome{};
+    welcome.nid = rank.nid;
+    welcome.core = rank.core;
+    welcome.node_count = node_count;
+    welcome.server_pid = getpid();
+    welcome.cpu_model = static_cast<uint32_t>(config.cpu_model);
+    welcome.cpu_factor = config.cpu_factor;
+    welcome.cpu_threshold = config.cpu_threshold;
+    welcome.epoch = config.epoch;
+    std::snprintf(welcome.node_name, sizeof welcome.node_name, "%s", rank.node_name.c_str());
+    return welcome;
+}
+
+SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
+{
+    pollfd pfd{rank.socket_fd, POLLIN, 0};
+    if (poll(&pfd, 1, 0) <= 0) return SocketStatus::Quiet;
+    wire::Hello hello{};
+    ssize_t got = recv(rank.socket_fd, &hello, sizeof hello, MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) return SocketStatus::Closed;
+    if (got != sizeof hello || !(hello.flags & wire::kHelloReattach) || hello.pid != rank.pid ||
+        hello.version != wire::kVersion)
+        return SocketStatus::Quiet;  // malformed: ignored, the rank keeps running
+    rank.tid = hello.tid;
+    if (!send_welcome(rank.socket_fd, make_welcome(rank, node_count), rank.slot.fd, context().doorbell.fd))
+        return SocketStatus::Closed;
+    int trap = receive_trap(rank.socket_fd);
+    if (trap >= 0) close(trap);  // the filter of the first image still serves this one
+    return trap == -2 ? SocketStatus::Closed : SocketStatus::Reattached;
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,26 @@
+// A rank's unix socket after registration: liveness (EOF = the rank is gone) and
+// re-attachment of a rank that exec'd a new program image.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "registry.hpp"
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::sim {
+
+wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count);
+bool send_welcome(int fd, const wire::Welcome& welcome, int slot_fd, int doorbell_fd);
+void refuse(int fd, const std::string& reason);
+
+// The rank's second registration message: the listener fd of its time trap (-1 if it
+// has none), or -2 if the message never came.
+int receive_trap(int fd);
+
+enum class SocketStatus { Quiet, Reattached, Closed };
+
+// Non-blocking: answers a re-attach request if one is pending.
+SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count);
+
+}  // namespace s4bxi::sim
