@@ -1,0 +1,51 @@
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "channel_server.hpp"
+#include "s4bxi/wire.hpp"
+
+using namespace s4bxi;
+
+TEST_CASE("wire structures have fixed sizes")
+{
+    STATIC_REQUIRE(sizeof(wire::Hello) == 24);
+    STATIC_REQUIRE(sizeof(wire::Request) == 16 + wire::kArgBytes);
+    STATIC_REQUIRE(sizeof(wire::Reply) == 16 + wire::kArgBytes);
+    STATIC_REQUIRE(sizeof(wire::DataArgs) == 2 * 4 + 7 * 8 + 4 * 4);
+    STATIC_REQUIRE(sizeof(wire::EventReply) == 8 + wire::kEventBytes);
+    STATIC_REQUIRE(alignof(wire::Slot) == 64);
+}
+
+TEST_CASE("a fresh slot is idle and the doorbell is silent")
+{
+    auto slot = sim::create_slot();
+    auto bell = sim::create_doorbell();
+    CHECK(slot.fd >= 0);
+    CHECK(slot.object->state.load() == static_cast<uint32_t>(wire::SlotState::Idle));
+    double start = sim::wall_now();
+    CHECK(sim::wait_doorbell(*bell.object, 0, 0.02) == 0);
+    CHECK(sim::wall_now() - start >= 0.015);  // it really waited, then gave up
+}
+
+TEST_CASE("a request posted by another thread wakes the server, and the reply wakes the rank")
+{
+    auto slot = sim::create_slot();
+    auto bell = sim::create_doorbell();
+    std::thread rank([&] {
+        slot.object->request.op = static_cast<uint32_t>(wire::Op::Yield);
+        slot.object->request.seq = 7;
+        slot.object->state.store(static_cast<uint32_t>(wire::SlotState::Posted));
+        bell.object->count.fetch_add(1);
+        while (slot.object->state.load() != static_cast<uint32_t>(wire::SlotState::Replied)) {}
+    });
+    uint32_t seen = 0;
+    double deadline = sim::wall_now() + 5;
+    while (seen == 0 && sim::wall_now() < deadline) seen = sim::wait_doorbell(*bell.object, 0, 0.1);
+    REQUIRE(seen == 1);
+    CHECK(slot.object->request.seq == 7);
+    slot.object->reply.seq = 7;
+    sim::publish_reply(*slot.object);
+    rank.join();
+    CHECK(slot.object->reply.seq == 7);
+}
