@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Two ranks stuck in PtlEQWait: the launcher exits non-zero within seconds, names the
+deadlock and what every rank waits on, and leaves no process behind."""
+import subprocess
+import sys
+import time
+
+launcher, program = sys.argv[1], sys.argv[2]
+start = time.monotonic()
+run = subprocess.run([launcher, "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,
+                     timeout=60, start_new_session=True)
+elapsed = time.monotonic() - start
+errors = []
+if run.returncode == 0:
+    errors.append("exit status 0")
+if "deadlock" not in run.stderr:
+    errors.append("no 'deadlock' in the diagnosis")
+for rank in (0, 1):
+    if f"rank {rank} " not in run.stderr or "PtlEQWait" not in run.stderr:
+        errors.append(f"rank {rank} and its PtlEQWait are not named")
+leftover = subprocess.run(["pgrep", "-x", "deadlock"], capture_output=True, text=True).stdout.split()
+if leftover:
+    errors.append(f"processes left behind: {leftover}")
+if errors:
+    sys.exit("; ".join(errors) + f"\n--- stderr ---\n{run.stderr}")
+print(f"deadlock reported in {elapsed:.2f} s with status {run.returncode}")
