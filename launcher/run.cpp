@@ -507,10 +507,11 @@ void Supervisor::on_exit(pid_t pid, int wstatus)
         if (children_alive_ > 0 && !stopping_command_) {
             if (decode_status(wstatus) != 0) {
                 // It has printed its diagnosis; without it the command cannot go on.
-                if (!timed_out_ && !interrupted_) {
-                    log::error("the simulation ended ({}) while the {} still running; stopping {}",
-                               describe_status(wstatus),
-                               o.spawn_mode() ? "ranks were" : "command was",
+                if (first_rank_failure_) {
+                    log::info("the simulation server {}; stopping the remaining ranks", describe_status(wstatus));
+                } else if (!timed_out_ && !interrupted_) {
+                    log::error("the simulation ended (the server {}) while the {} still running; stopping {}",
+                               describe_status(wstatus), o.spawn_mode() ? "ranks were" : "command was",
                                o.spawn_mode() ? "them" : "it");
                     server_failed_during_run_ = true;
                 }

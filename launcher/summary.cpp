@@ -95,6 +95,8 @@ std::string format_summary(const json* server, double wall_time, size_t max_rank
     }
     std::string status = text(*server, "status").value_or("unknown");
     std::string message = text(*server, "message").value_or("");
+    // The server's message may carry a backtrace (already printed on its stderr): first line only.
+    message = message.substr(0, message.find('\n'));
     row("status", message.empty() || status == "ok" ? status : status + ": " + message);
     auto makespan = number(*server, "makespan");
     row("simulated makespan", makespan ? format_seconds(*makespan) : "-");
@@ -118,12 +120,15 @@ std::string format_summary(const json* server, double wall_time, size_t max_rank
         auto end_time = number(rank, "end_time");
         std::string end = end_time ? format_seconds(*end_time) : "-";
         auto finished = rank.is_object() ? rank.find("finished") : rank.end();
-        if (rank.is_object() && finished != rank.end() && finished->is_boolean() && !finished->get<bool>())
-            end += " (unfinished)";
+        bool unfinished =
+            rank.is_object() && finished != rank.end() && finished->is_boolean() && !finished->get<bool>();
         auto sent = number(rank, "bytes_sent");
-        out += fmt::format("  {:>6}  {:<12} {:>5}  {:<18} {:>12}  {}\n", count(number(rank, "rank")),
-                           text(rank, "node").value_or("-"), count(number(rank, "core")), end,
-                           count(number(rank, "portals_ops")), sent ? format_bytes(*sent) : "-");
+        std::string line = fmt::format("  {:>6}  {:<12} {:>5}  {:<18} {:>12}  {:<10}", count(number(rank, "rank")),
+                                       text(rank, "node").value_or("-"), count(number(rank, "core")), end,
+                                       count(number(rank, "portals_ops")), sent ? format_bytes(*sent) : "-");
+        if (unfinished) line += "  unfinished";
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
     }
     return out;
 }

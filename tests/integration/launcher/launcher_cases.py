@@ -191,7 +191,7 @@ def case_exit_status():
 
 
 def case_rank_segv():
-    r = launch(["-q", "-n", "2", "sh", "-c", 'if [ "$S4BXI_RANK" = 1 ]; then kill -SEGV $$; fi; exit 0'])
+    r = launch(["-q", "-n", "2", "bash", "-c", 'if [ "$S4BXI_RANK" = 1 ]; then kill -SEGV $$; fi; exit 0'])
     expect_status(r, 128 + signal.SIGSEGV)
     check(re.search(r"rank 1 \(pid \d+\) killed by SIGSEGV", r.stderr), f"no crash report\n{r!r}")
 
@@ -234,7 +234,7 @@ def case_interrupt():
 
 def case_orphans():
     # Children of a rank that outlive it (one even in its own session) are killed at the end.
-    r = launch(["-q", "-n", "1", "sh", "-c", "(sleep 300 &); (setsid sleep 301 &); exit 0"])
+    r = launch(["-q", "-n", "1", "bash", "-c", "(sleep 300 &); (setsid sleep 301 &); exit 0"])
     expect_status(r, 0)
 
 

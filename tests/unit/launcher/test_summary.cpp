@@ -33,6 +33,14 @@ json sample(int ranks)
                               {"finished", i != 1}});
     return s;
 }
+std::string failed_message_first_line()
+{
+    json s = sample(1);
+    s["status"] = "rank-crash";
+    s["message"] = "rank 1 died\nbacktrace of rank 1:\n#0 kill";
+    std::string text = format_summary(&s, 1);
+    return text.find("#0 kill") == std::string::npos ? text : std::string("backtrace printed");
+}
 }  // namespace
 
 TEST_CASE("durations and sizes for humans", "[summary]")
@@ -58,7 +66,8 @@ TEST_CASE("human summary", "[summary]")
     CHECK(contains(text, "1234"));
     CHECK(contains(text, "1048576 (1.0 MiB)"));
     CHECK(contains(text, "node1"));
-    CHECK(contains(text, "(unfinished)"));
+    CHECK(contains(text, "unfinished"));
+    CHECK(contains(failed_message_first_line(), "rank-crash: rank 1 died"));
 
     json failed = sample(1);
     failed["status"] = "deadlock";
