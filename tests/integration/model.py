@@ -47,3 +47,59 @@ class Platform:
         if size > INLINE_MATCHING:
             t += self.pci(DMA_REQUEST) + self.first_packet_wait(size)
         return t + self.network(size) + self.pci(EVENT) + self.pci_latency()
+
+    # ---- Timelines of single operations (appendix §5 of the model), all from the call.
+    PIO_MATCHING = 408
+    E2E_CONTEXT = 64
+    CPU_AFTER_PIO = 200e-9
+    TX_AFTER_PUT_NO_DMA = 200e-9
+    ACK = 32
+    GET_REQUEST = 64
+
+    def event_delivery(self):
+        """Event write over PCIe, then the zero-byte hand-over to the rank's core."""
+        return self.pci(EVENT) + self.pci_latency()
+
+    def put_timeline(self, size, volatile=False):
+        """Dates of return, SEND, PUT (target) and ACK of a PtlPut with PTL_ACK_REQ."""
+        pio = volatile and INLINE_MATCHING < size <= self.PIO_MATCHING
+        returned = (self.CPU_AFTER_PIO if pio else 0) + self.pci(COMMAND)
+        tx = returned + SEND_PREPARATION
+        if not pio and size > INLINE_MATCHING:  # DMA
+            dma_start = tx + self.pci(DMA_REQUEST)
+            network_start = dma_start + self.first_packet_wait(size)
+            tx_done = max(network_start, dma_start + self.pci(size - INLINE_MATCHING))
+        else:
+            network_start = tx
+            tx_done = tx + self.TX_AFTER_PUT_NO_DMA
+        put = network_start + self.network(size) + self.event_delivery()
+        ack_arrival = put - self.pci_latency() + SEND_PREPARATION + self.network(self.ACK)
+        if size <= self.E2E_CONTEXT:
+            send = tx_done + self.event_delivery()
+            ack = ack_arrival + self.event_delivery()
+        else:  # SEND comes with the ACK, just before it
+            send = ack_arrival + self.event_delivery()
+            ack = send + self.pci(EVENT)
+        return {"return": returned, "SEND": send, "PUT": put, "ACK": ack}
+
+    def get_timeline(self, size):
+        """Dates of return, REPLY and GET (target, with E2E: after the BXI ACK)."""
+        returned = self.pci(COMMAND)
+        at_target = returned + SEND_PREPARATION + self.network(self.GET_REQUEST)
+        response_start = at_target + SEND_PREPARATION + self.pci(DMA_REQUEST) + self.first_packet_wait(size)
+        at_initiator = response_start + self.network(size)
+        replied = at_initiator + self.first_packet_wait(size)
+        reply = replied + self.event_delivery()
+        get = replied + SEND_PREPARATION + self.network(self.ACK) + self.event_delivery()
+        return {"return": returned, "REPLY": reply, "GET": get}
+
+    def atomic_timeline(self, size):
+        """Dates of return, SEND, ATOMIC (target) and ACK of an inline PtlAtomic."""
+        returned = self.pci(COMMAND)
+        tx = returned + SEND_PREPARATION
+        send = tx + self.TX_AFTER_PUT_NO_DMA + self.event_delivery()
+        arrival = tx + self.network(size)
+        ack_queued = arrival + self.first_packet_wait(size)
+        atomic = ack_queued + self.event_delivery()
+        ack = ack_queued + SEND_PREPARATION + self.network(self.ACK) + self.event_delivery()
+        return {"return": returned, "SEND": send, "ATOMIC": atomic, "ACK": ack}

@@ -1,0 +1,141 @@
+/* One Portals operation at a time, with the simulated date of each step: rank 0 issues
+ * it and prints when the call returned and when each of its events arrived; rank 1
+ * prints when the target event arrived. Dates are absolute virtual times in ns (the
+ * simulated clock is global), one "case=... step=... t=..." line per step. */
+#define _POSIX_C_SOURCE 200809L
+#include <portals4.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BUFFER (1 << 20)
+#define PID 7
+
+enum kind { PUT, GET, ATOMIC };
+struct test_case {
+    const char *name;
+    enum kind kind;
+    size_t size;
+    int is_volatile;
+};
+static const struct test_case cases[] = {
+    {"put8", PUT, 8, 0},          {"put16vol", PUT, 16, 1},   {"put64", PUT, 64, 0},
+    {"put64vol", PUT, 64, 1},     {"put65", PUT, 65, 0},      {"put408vol", PUT, 408, 1},
+    {"put409vol", PUT, 409, 1},   {"put512", PUT, 512, 0},    {"put1M", PUT, BUFFER, 0},
+    {"get8", GET, 8, 0},          {"get512", GET, 512, 0},    {"get1M", GET, BUFFER, 0},
+    {"atomic8", ATOMIC, 8, 0},
+};
+
+static ptl_handle_ni_t ni;
+static ptl_handle_eq_t eq;
+
+static long long now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc != PTL_OK) {
+        fprintf(stderr, "timeline: %s failed: %d\n", what, rc);
+        exit(2);
+    }
+}
+
+static ptl_event_t next_event(void)
+{
+    ptl_event_t event;
+    check(PtlEQWait(eq, &event), "PtlEQWait");
+    return event;
+}
+
+static void step(const char *name, const char *what, long long t)
+{
+    printf("case=%s step=%s t=%lld\n", name, what, t);
+    fflush(stdout);
+}
+
+static const char *event_name(ptl_event_kind_t kind)
+{
+    switch (kind) {
+    case PTL_EVENT_SEND: return "SEND";
+    case PTL_EVENT_ACK: return "ACK";
+    case PTL_EVENT_REPLY: return "REPLY";
+    case PTL_EVENT_PUT: return "PUT";
+    case PTL_EVENT_GET: return "GET";
+    case PTL_EVENT_ATOMIC: return "ATOMIC";
+    default: return "OTHER";
+    }
+}
+
+int main(void)
+{
+    int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
+    unsigned char *buffer = calloc(BUFFER, 1);
+    check(PtlInit(), "PtlInit");
+    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
+    check(PtlEQAlloc(ni, 256, &eq), "PtlEQAlloc");
+    ptl_process_t peer = {.phys = {.nid = 1, .pid = PID}};
+
+    if (rank == 1) {
+        ptl_pt_index_t pt;
+        check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
+        ptl_me_t me = {buffer, BUFFER, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE,
+                       {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
+        ptl_handle_me_t handle;
+        check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
+        next_event(); /* the knock */
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+            ptl_event_t event = next_event();
+            step(cases[i].name, event_name(event.type), now());
+        }
+        /* The result of the atomic: 5 added to the 0 the puts left there. */
+        int64_t result;
+        memcpy(&result, buffer, sizeof result);
+        printf("atomic_result=%lld\n", (long long)result);
+    } else {
+        ptl_md_t plain = {buffer, BUFFER, 0, eq, PTL_CT_NONE};
+        ptl_md_t vol = {buffer, BUFFER, PTL_MD_VOLATILE, eq, PTL_CT_NONE};
+        ptl_handle_md_t md, md_volatile;
+        check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+        check(PtlMDBind(ni, &vol, &md_volatile), "PtlMDBind");
+        for (;;) { /* knock until the target's entry is there */
+            check(PtlPut(md, 0, 1, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
+            ptl_event_t event;
+            do event = next_event(); while (event.type != PTL_EVENT_ACK);
+            if (event.ni_fail_type == PTL_NI_OK) break;
+        }
+        struct timespec quiet = {0, 1000000};
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+            nanosleep(&quiet, NULL); /* let the previous case drain completely */
+            const struct test_case *c = &cases[i];
+            ptl_handle_md_t which = c->is_volatile ? md_volatile : md;
+            int expected = c->kind == GET ? 1 : 2;
+            if (c->kind == ATOMIC) {
+                int64_t operand = 5;
+                memcpy(buffer + 64, &operand, sizeof operand);
+            }
+            long long t0 = now();
+            step(c->name, "call", t0);
+            switch (c->kind) {
+            case PUT: check(PtlPut(which, 0, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut"); break;
+            case GET: check(PtlGet(which, 0, c->size, peer, 0, 0, 0, NULL), "PtlGet"); break;
+            case ATOMIC:
+                check(PtlAtomic(which, 64, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T), "PtlAtomic");
+                break;
+            }
+            step(c->name, "return", now());
+            for (int e = 0; e < expected; ++e) {
+                ptl_event_t event = next_event();
+                step(c->name, event_name(event.type), now());
+            }
+        }
+    }
+    check(PtlNIFini(ni), "PtlNIFini");
+    PtlFini();
+    return 0;
+}
