@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -37,6 +38,7 @@ struct RankState {
     uint32_t seq = 0;
     double sim_time_at_reply = 0.0;
     uint64_t cpu_at_reply_ns = 0;
+    double wall_at_reply = 0.0;
     bool in_call = false;
     wire::Reply last_reply{};
 };
@@ -225,6 +227,7 @@ void register_rank()
         g_state.cpu_at_reply_ns = thread_cpu_ns();
         g_state.slot->cpu_at_reply_ns.store(g_state.cpu_at_reply_ns, std::memory_order_relaxed);
     }
+    g_state.wall_at_reply = real_monotonic();
     g_state.active = true;
 
     // The listener fd of the direct-syscall trap goes to the server, which serves it. A
@@ -270,13 +273,26 @@ uint64_t thread_cpu_ns()
 
 double real_monotonic()
 {
+    // libc's own clock_gettime reads the vDSO: no syscall, so our seccomp trap (which
+    // answers direct clock syscalls with virtual time) never sees it.
+    using ClockGettime = int (*)(clockid_t, timespec*);
+    static ClockGettime libc_clock_gettime = reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime"));
     timespec ts{};
-    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    libc_clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
 double virtual_now()
 {
+    // Wall time that passed without CPU time means the rank was blocked outside the
+    // simulation (a pipe, a futex, a PMIx fence): it did not hold simulated time, so its
+    // clock must catch up with the simulation's before being read.
+    constexpr double kBlockedOutside = 0.01;  // wall seconds not spent on the CPU
+    if (!g_state.in_call && g_state.active) {
+        double wall = real_monotonic() - g_state.wall_at_reply;
+        double cpu = static_cast<double>(thread_cpu_ns() - g_state.cpu_at_reply_ns) * 1e-9;
+        if (wall - cpu > kBlockedOutside) simulated_yield();
+    }
     if (g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero)) return g_state.sim_time_at_reply;
     uint64_t cpu = thread_cpu_ns() - g_state.cpu_at_reply_ns;
     return g_state.sim_time_at_reply + static_cast<double>(cpu) * 1e-9 * g_state.welcome.cpu_factor;
@@ -337,6 +353,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (g_state.last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
     g_state.sim_time_at_reply = g_state.last_reply.sim_time;
     g_state.cpu_at_reply_ns = thread_cpu_ns();
+    g_state.wall_at_reply = real_monotonic();
     uint64_t bits;
     memcpy(&bits, &g_state.sim_time_at_reply, sizeof bits);
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
