@@ -203,15 +203,15 @@ void Server::register_ranks(int listen_fd)
 void Server::simulate()
 {
     Context& ctx = context();
-    std::string log = "--log=root.thresh:" + std::string(ctx.config.log_level == "debug" ? "debug"
-                                                         : ctx.config.log_level == "info" ? "info"
-                                                                                          : "warning");
-    std::vector<std::string> args = {"s4bxi-simkernel", log, "--log=root.fmt:[%10.9r]%e[%a]%e%m%n",
+    // SimGrid's own categories stay at warning: --log-level applies to ours.
+    const std::string& level = ctx.config.log_level;
+    std::vector<std::string> args = {"s4bxi-simkernel", "--log=root.thresh:" + std::string(level == "error" ? "error" : "warning"),
+                                     "--log=root.fmt:[%10.9r]%e[%a]%e%m%n", "--log=xbt_cfg.thresh:warning",
                                      "--cfg=network/model:CM02", "--cfg=network/loopback-lat:0",
                                      "--cfg=network/loopback-bw:999e9", "--cfg=surf/precision:1e-9",
                                      "--cfg=contexts/stack-size:512"};
-    if (ctx.config.log_level != "debug" && ctx.config.log_level != "info")
-        args.emplace_back("--log=xbt_cfg.thresh:warning");
+    for (const char* category : {"s4bxi_gate", "s4bxi_nic", "s4bxi_portals", "s4bxi_proxy"})
+        args.push_back(fmt::format("--log={}.thresh:{}", category, level));
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
