@@ -96,32 +96,30 @@ launcher starts N ranks of PROGRAM itself. Without -n, COMMAND (e.g. mpirun -np 
 is run once and its ranks identify themselves from their MPI environment.
 
 Options:
-  -n, --np N               start N ranks of PROGRAM (N >= 1)
-      --ppn P              ranks per simulated node (default 1)         [S4BXI_PPN]
-      --platform FILE      platform description (TOML); default: the built-in
-                           platform                                     [S4BXI_PLATFORM]
-      --cpu-model MODEL    measured: real CPU time of the ranks becomes simulated
-                           time; zero: computation takes no simulated time
-                           (default measured)                          [S4BXI_CPU_MODEL]
-      --cpu-factor F       scale measured CPU time by F > 0 (default 1)  [S4BXI_CPU_FACTOR]
-      --cpu-threshold S    ignore computations shorter than S seconds
-                           (default 1e-9)                          [S4BXI_CPU_THRESHOLD]
-      --timeout S          wall-clock limit of the whole run in seconds;
-                           0 = no limit (default 0)                      [S4BXI_TIMEOUT]
-      --log-level LEVEL    error, warning, info or debug (default warning)
-                                                                       [S4BXI_LOG_LEVEL]
-      --summary FILE       write the run summary as JSON to FILE
-  -q, --quiet              do not print the run summary
-      --keep-run-dir       keep the private run directory (for debugging)
-      --simkernel PATH     use this simulation server instead of the one installed
-                           with the launcher
-      --preload PATH       use this Portals library instead of the one installed
-                           with the launcher
-  -h, --help               print this help and exit
-      --version            print the version and exit
+  -n, --np N             start N ranks of PROGRAM (N >= 1)
+      --ppn P            ranks per simulated node (default 1)
+      --platform FILE    platform description (TOML); default: the built-in platform
+      --cpu-model MODEL  measured: the real CPU time of the ranks becomes simulated
+                         time; zero: computation takes no simulated time
+                         (default measured)
+      --cpu-factor F     scale measured CPU time by F > 0 (default 1)
+      --cpu-threshold S  ignore computations shorter than S seconds (default 1e-9)
+      --timeout S        wall-clock limit of the whole run in seconds; 0 = no limit
+                         (default 0)
+      --log-level LEVEL  error, warning, info or debug (default warning)
+      --summary FILE     also write the run summary as JSON to FILE
+  -q, --quiet            do not print the run summary
+      --keep-run-dir     keep the private run directory (for debugging)
+      --simkernel PATH   use this simulation server instead of the one installed
+                         with the launcher
+      --preload PATH     use this Portals library instead of the one installed
+                         with the launcher
+  -h, --help             print this help and exit
+      --version          print the version and exit
 
-Options override the S4BXI_* environment variables shown in brackets. Any other
-S4BXI_* variable in the environment is an error.
+Environment: S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
+S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT and S4BXI_LOG_LEVEL give defaults for the options
+of the same name; options win. Any other S4BXI_* variable is an error.
 
 Exit status: the command's status (spawn mode: the first non-zero rank status,
 128+signal for a rank killed by a signal); the server's status if the command succeeded
