@@ -452,7 +452,8 @@ int Supervisor::spawn_command()
         pid_t pgid = command_pgid_ > 0 ? command_pgid_ : 0;
         pid_t pid = spawn(o.command, envp, pgid, terminal_stdin || i > 0, exec_errno);
         if (pid < 0) {
-            log::error("cannot execute '{}': {}", o.command.front(), std::strerror(exec_errno));
+            log::error("cannot execute '{}': {}{}", o.command.front(), std::strerror(exec_errno),
+                       exec_errno == ENOENT ? " (its interpreter or dynamic loader is missing)" : "");
             launcher_error_ = fmt::format("cannot execute '{}'", o.command.front());
             return kExitUsage;
         }
@@ -760,7 +761,8 @@ int Supervisor::run()
         ready = true;
         status = spawn_command();
         if (status != 0) {
-            // Could not start everything: stop what runs.
+            // Could not start everything: stop what runs; there is no run to summarize.
+            ready = false;
             stopping_command_ = true;
             stop_command();
             signal_server(SIGKILL);
