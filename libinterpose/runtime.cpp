@@ -145,10 +145,7 @@ void become_passive_in_child()
 
 void finalize_at_exit(int status, void*)
 {
-    if (!g_state.active || getpid() != g_state.pid || g_state.in_call) return;
-    wire::FinalizeArgs args{status, 0};
-    call(wire::Op::Finalize, &args, sizeof args);
-    g_state.active = false;
+    finish_rank(status);
 }
 
 // Sends the Hello, receives the Welcome and maps the channel. Returns false if refused.
@@ -246,6 +243,15 @@ __attribute__((constructor(101))) void s4bxi_rank_constructor()
 }
 
 }  // namespace
+
+void finish_rank(int status)
+{
+    // Not in a vfork'd child (same memory, other pid) nor in the middle of a request.
+    if (!g_state.active || getpid() != g_state.pid || g_state.in_call) return;
+    wire::FinalizeArgs args{status, 0};
+    call(wire::Op::Finalize, &args, sizeof args);
+    g_state.active = false;
+}
 
 bool is_rank()
 {
@@ -364,3 +370,17 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
 }
 
 }  // namespace s4bxi::interpose
+
+// Programs that end with _exit (dash, forked helpers, some runtimes) skip on_exit
+// handlers: the rank must still tell the server it finished, with its status.
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+    s4bxi::interpose::finish_rank(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+    _exit(status);
+}

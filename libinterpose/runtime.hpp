@@ -14,6 +14,9 @@ bool is_rank();
 // True while the rank is inside call(): a signal handler must not start another request.
 bool in_call();
 
+// Tells the server this rank has finished with `status` (exit, _exit). Idempotent.
+void finish_rank(int status);
+
 // World rank of this process (-1 when not a rank).
 int rank_id();
 
