@@ -1,0 +1,246 @@
+// libc time entry points, in simulated time on a rank's simulated thread (docs/time.md).
+//
+// Everywhere else (launchers, daemons, a rank's children, a rank's other threads, CPU
+// clocks) the real function runs: libc's, found lazily with dlsym(RTLD_NEXT), or an
+// untrapped raw syscall while dlsym itself is running (it may call back into us).
+#include "time_interpose.hpp"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "runtime.hpp"
+#include "seccomp_filter.hpp"
+#include "time_math.hpp"
+
+#define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace s4bxi::interpose {
+namespace {
+
+using namespace s4bxi::timemath;
+
+// Set while this thread is inside dlsym: a clock call made from there gets the raw syscall.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_resolving = false;
+
+template <class Fn>
+Fn resolve(std::atomic<Fn>& cache, const char* name)
+{
+    Fn fn = cache.load(std::memory_order_acquire);
+    if (fn || t_resolving) return fn;
+    t_resolving = true;
+    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    t_resolving = false;
+    cache.store(fn, std::memory_order_release);
+    return fn;
+}
+
+#define REAL(name, ...)                                              \
+    ([]() {                                                          \
+        using Fn = __VA_ARGS__;                                      \
+        static std::atomic<Fn> cache{nullptr};                       \
+        return resolve<Fn>(cache, #name);                            \
+    }())
+
+// Hides a pointer from the compiler: libc declares some of these parameters nonnull, and
+// GCC would otherwise drop our NULL checks (which real callers do exercise).
+template <class T>
+T* opaque(T* pointer)
+{
+    asm volatile("" : "+r"(pointer));
+    return pointer;
+}
+
+bool simulated()
+{
+    return is_rank() && on_simulated_thread();
+}
+
+int64_t now_ns(ClockKind kind)
+{
+    return clock_value_ns(kind, virtual_now(), virtual_epoch());
+}
+
+// Raw syscall result (-1 + errno) to the error-number convention of clock_nanosleep.
+int as_error_number(long rc)
+{
+    return rc == 0 ? 0 : errno;
+}
+
+int real_nanosleep(const timespec* req, timespec* rem)
+{
+    if (auto fn = REAL(nanosleep, int (*)(const timespec*, timespec*))) return fn(req, rem);
+    return static_cast<int>(untrapped_nanosleep(req, rem));
+}
+
+}  // namespace
+
+int real_clock_gettime(clockid_t clock, timespec* ts)
+{
+    if (!on_simulated_thread() && !t_resolving)
+        if (auto fn = REAL(clock_gettime, int (*)(clockid_t, timespec*))) return fn(clock, ts);
+    return static_cast<int>(untrapped_clock_gettime(clock, ts));
+}
+
+}  // namespace s4bxi::interpose
+
+using namespace s4bxi::interpose;
+using namespace s4bxi::timemath;
+
+S4BXI_EXPORT int clock_gettime(clockid_t clock, struct timespec* ts) noexcept
+{
+    if (simulated() && is_virtual_clock(clock)) {
+        ts = opaque(ts);
+        if (!ts) {
+            errno = EFAULT;
+            return -1;
+        }
+        *ts = ns_to_timespec(now_ns(classify_clock(clock)));
+        return 0;
+    }
+    if (auto fn = REAL(clock_gettime, int (*)(clockid_t, timespec*))) return fn(clock, ts);
+    return static_cast<int>(untrapped_clock_gettime(clock, ts));
+}
+
+S4BXI_EXPORT int clock_getres(clockid_t clock, struct timespec* res) noexcept
+{
+    if (simulated() && is_virtual_clock(clock)) {
+        res = opaque(res);
+        if (res) *res = timespec{0, 1};  // simulated time is kept to the nanosecond
+        return 0;
+    }
+    if (auto fn = REAL(clock_getres, int (*)(clockid_t, timespec*))) return fn(clock, res);
+    return static_cast<int>(syscall(SYS_clock_getres, clock, res));
+}
+
+S4BXI_EXPORT int gettimeofday(struct timeval* tv, void* tz) noexcept
+{
+    if (simulated()) {
+        tv = opaque(tv);
+        tz = opaque(tz);
+        if (tv) {
+            int64_t ns = now_ns(ClockKind::Realtime);
+            tv->tv_sec = static_cast<time_t>(ns / kNsPerSec);
+            tv->tv_usec = static_cast<suseconds_t>((ns % kNsPerSec) / 1000);
+        }
+        if (tz) *static_cast<struct timezone*>(tz) = {};  // UTC, no DST, as the kernel keeps it
+        return 0;
+    }
+    if (auto fn = REAL(gettimeofday, int (*)(timeval*, void*))) return fn(tv, tz);
+    return static_cast<int>(untrapped_gettimeofday(tv, tz));
+}
+
+S4BXI_EXPORT time_t time(time_t* out) noexcept
+{
+    time_t seconds;
+    if (simulated()) {
+        seconds = static_cast<time_t>(now_ns(ClockKind::Realtime) / kNsPerSec);
+    } else if (auto fn = REAL(time, time_t (*)(time_t*))) {
+        return fn(out);
+    } else {
+        timespec ts{};
+        untrapped_clock_gettime(CLOCK_REALTIME, &ts);
+        seconds = ts.tv_sec;
+    }
+    out = opaque(out);
+    if (out) *out = seconds;
+    return seconds;
+}
+
+S4BXI_EXPORT int timespec_get(struct timespec* ts, int base) noexcept
+{
+    if (simulated() && base == TIME_UTC) {
+        ts = opaque(ts);
+        if (ts) *ts = ns_to_timespec(now_ns(ClockKind::Realtime));
+        return base;
+    }
+    if (auto fn = REAL(timespec_get, int (*)(timespec*, int))) return fn(ts, base);
+    if (base != TIME_UTC || untrapped_clock_gettime(CLOCK_REALTIME, ts) != 0) return 0;
+    return base;
+}
+
+S4BXI_EXPORT int timespec_getres(struct timespec* res, int base) noexcept
+{
+    if (simulated() && base == TIME_UTC) {
+        res = opaque(res);
+        if (res) *res = timespec{0, 1};
+        return base;
+    }
+    if (auto fn = REAL(timespec_getres, int (*)(timespec*, int))) return fn(res, base);
+    if (base != TIME_UTC || syscall(SYS_clock_getres, CLOCK_REALTIME, res) != 0) return 0;
+    return base;
+}
+
+// Simulated sleeps are never interrupted by signals: they return 0 and leave *rem alone.
+S4BXI_EXPORT int nanosleep(const struct timespec* req, struct timespec* rem)
+{
+    if (!simulated()) return real_nanosleep(req, rem);
+    req = opaque(req);
+    if (!req) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (!timespec_valid(*req)) {
+        errno = EINVAL;
+        return -1;
+    }
+    simulated_sleep(timespec_to_seconds(*req));
+    return 0;
+}
+
+S4BXI_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
+{
+    if (!simulated() || !is_virtual_sleep_clock(clock)) {
+        if (auto fn = REAL(clock_nanosleep, int (*)(clockid_t, int, const timespec*, timespec*)))
+            return fn(clock, flags, req, rem);
+        return as_error_number(untrapped_clock_nanosleep(clock, flags, req, rem));
+    }
+    req = opaque(req);
+    if (!req) return EFAULT;
+    if (!timespec_valid(*req)) return EINVAL;
+    const bool absolute = flags & TIMER_ABSTIME;
+    int64_t duration = sleep_duration_ns(absolute, *req, absolute ? now_ns(classify_clock(clock)) : 0);
+    if (absolute && duration == 0) return 0;  // the deadline has passed: return at once, as the kernel does
+    simulated_sleep(ns_to_seconds(duration));
+    return 0;
+}
+
+S4BXI_EXPORT int usleep(useconds_t microseconds)
+{
+    if (!simulated()) {
+        if (auto fn = REAL(usleep, int (*)(useconds_t))) return fn(microseconds);
+        timespec ts = ns_to_timespec(static_cast<int64_t>(microseconds) * 1000);
+        return real_nanosleep(&ts, nullptr);
+    }
+    simulated_sleep(ns_to_seconds(static_cast<int64_t>(microseconds) * 1000));
+    return 0;
+}
+
+S4BXI_EXPORT unsigned int sleep(unsigned int seconds)
+{
+    if (!simulated()) {
+        if (auto fn = REAL(sleep, unsigned int (*)(unsigned int))) return fn(seconds);
+        timespec ts{static_cast<time_t>(seconds), 0}, rem{};
+        if (real_nanosleep(&ts, &rem) != 0) return static_cast<unsigned int>(rem.tv_sec + (rem.tv_nsec ? 1 : 0));
+        return 0;
+    }
+    simulated_sleep(static_cast<double>(seconds));
+    return 0;
+}
+
+S4BXI_EXPORT int sched_yield() noexcept
+{
+    if (simulated()) {
+        simulated_yield();
+        return 0;
+    }
+    if (auto fn = REAL(sched_yield, int (*)())) return fn();
+    return static_cast<int>(syscall(SYS_sched_yield));
+}

@@ -1,0 +1,161 @@
+// Pure time logic shared by the rank side (time_interpose.cpp, seccomp_filter.cpp) and the
+// server side (simkernel/seccomp_supervisor.cpp): clock classification, timespec
+// validation and arithmetic, and the mapping from a rank's virtual clock (seconds of
+// simulated time) to the values each POSIX clock shows. Header-only, no dependencies, so
+// both sides compute bit-identical answers and the unit tests can check it directly.
+#pragma once
+
+#include <time.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace s4bxi::timemath {
+
+inline constexpr int64_t kNsPerSec = 1'000'000'000;
+
+// CLOCK_MONOTONIC (and its _RAW/_COARSE/BOOTTIME variants) shows simulated time plus this
+// fixed offset, so that a monotonic reading is never 0 (some programs use 0 as "unset")
+// and does not look like CLOCK_REALTIME either.
+inline constexpr int64_t kMonotonicOffsetNs = 1000 * kNsPerSec;
+
+// Linux clock ids, spelled out so that both sides agree whatever the libc headers define.
+inline constexpr clockid_t kRealtime = 0, kMonotonic = 1, kProcessCpu = 2, kThreadCpu = 3, kMonotonicRaw = 4,
+                           kRealtimeCoarse = 5, kMonotonicCoarse = 6, kBoottime = 7, kRealtimeAlarm = 8,
+                           kBoottimeAlarm = 9, kTai = 11;
+
+enum class ClockKind {
+    Realtime,   // epoch + simulated time: REALTIME, REALTIME_COARSE, REALTIME_ALARM, TAI
+    Monotonic,  // offset + simulated time: MONOTONIC, MONOTONIC_RAW, MONOTONIC_COARSE, BOOTTIME, BOOTTIME_ALARM
+    Cpu,        // CPU clocks (PROCESS/THREAD_CPUTIME and every negative id: other processes'
+                // and threads' CPU clocks, posix clock fds): always real
+    Invalid,    // not a clock the kernel knows (10, >= 12): left to the real function (EINVAL)
+};
+
+constexpr ClockKind classify_clock(clockid_t id)
+{
+    if (id < 0) return ClockKind::Cpu;
+    switch (id) {
+    case kRealtime:
+    case kRealtimeCoarse:
+    case kRealtimeAlarm:
+    case kTai: return ClockKind::Realtime;
+    case kMonotonic:
+    case kMonotonicRaw:
+    case kMonotonicCoarse:
+    case kBoottime:
+    case kBoottimeAlarm: return ClockKind::Monotonic;
+    case kProcessCpu:
+    case kThreadCpu: return ClockKind::Cpu;
+    default: return ClockKind::Invalid;
+    }
+}
+
+constexpr bool is_virtual_clock(clockid_t id)
+{
+    ClockKind kind = classify_clock(id);
+    return kind == ClockKind::Realtime || kind == ClockKind::Monotonic;
+}
+
+// Clocks whose clock_nanosleep is simulated. The kernel refuses to sleep on the _RAW and
+// _COARSE clocks (EOPNOTSUPP) and on the _ALARM clocks without CAP_WAKE_ALARM (EPERM):
+// those calls are left to the kernel, which fails them at once.
+constexpr bool is_virtual_sleep_clock(clockid_t id)
+{
+    return id == kRealtime || id == kMonotonic || id == kBoottime || id == kTai;
+}
+
+// As nanosleep(2) and clock_nanosleep(2) check it (EINVAL otherwise).
+constexpr bool timespec_valid(const timespec& ts)
+{
+    return ts.tv_sec >= 0 && ts.tv_nsec >= 0 && ts.tv_nsec < kNsPerSec;
+}
+
+// Saturating: a huge tv_sec gives INT64_MAX nanoseconds (292 years) rather than overflow.
+constexpr int64_t timespec_to_ns(const timespec& ts)
+{
+    constexpr int64_t kMaxSec = std::numeric_limits<int64_t>::max() / kNsPerSec - 1;
+    if (ts.tv_sec > kMaxSec) return std::numeric_limits<int64_t>::max();
+    if (ts.tv_sec < -kMaxSec) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
+}
+
+// Floor division, so that negative values still give 0 <= tv_nsec < 1e9.
+constexpr timespec ns_to_timespec(int64_t ns)
+{
+    int64_t sec = ns / kNsPerSec;
+    int64_t rem = ns % kNsPerSec;
+    if (rem < 0) {
+        rem += kNsPerSec;
+        sec -= 1;
+    }
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(sec);
+    ts.tv_nsec = static_cast<long>(rem);
+    return ts;
+}
+
+// Seconds (double) to the nearest nanosecond, saturating. Rounding to nearest (not
+// truncating) keeps 4.9999999999 from showing as 4.999999999 s, and is monotonic.
+inline int64_t seconds_to_ns(double seconds)
+{
+    if (std::isnan(seconds)) return 0;
+    constexpr double kLimit = 9.2e18;
+    double ns = seconds * 1e9;
+    if (ns >= kLimit) return std::numeric_limits<int64_t>::max();
+    if (ns <= -kLimit) return std::numeric_limits<int64_t>::min();
+    return std::llround(ns);
+}
+
+constexpr double ns_to_seconds(int64_t ns)
+{
+    // Split so that whole seconds stay exact in the double.
+    return static_cast<double>(ns / kNsPerSec) + static_cast<double>(ns % kNsPerSec) * 1e-9;
+}
+
+constexpr double timespec_to_seconds(const timespec& ts)
+{
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The epoch (seconds since 1970 at simulated time 0) in nanoseconds. Whole seconds and
+// the fraction are converted separately: epoch + now computed in a double would lose
+// everything below ~240 ns.
+inline int64_t epoch_to_ns(double epoch)
+{
+    if (!(epoch >= 0.0) || epoch > 9.0e9) return 0;
+    double whole = std::floor(epoch);
+    return static_cast<int64_t>(whole) * kNsPerSec + std::llround((epoch - whole) * 1e9);
+}
+
+// What clock `kind` shows when the rank's virtual clock reads `now_s` seconds.
+inline int64_t clock_value_ns(ClockKind kind, double now_s, double epoch)
+{
+    int64_t now = seconds_to_ns(now_s);
+    if (now < 0) now = 0;
+    int64_t base = kind == ClockKind::Realtime ? epoch_to_ns(epoch) : kMonotonicOffsetNs;
+    if (now > std::numeric_limits<int64_t>::max() - base) return std::numeric_limits<int64_t>::max();
+    return base + now;
+}
+
+// How long a clock_nanosleep(clock of `kind`, flags, req) must sleep when the rank's
+// clock shows `clock_now_ns` on that clock: req itself when relative, the distance to req
+// when absolute (TIMER_ABSTIME), never negative. The request must be valid.
+constexpr int64_t sleep_duration_ns(bool absolute, const timespec& req, int64_t clock_now_ns)
+{
+    int64_t target = timespec_to_ns(req);
+    if (!absolute) return target;
+    return target > clock_now_ns ? target - clock_now_ns : 0;
+}
+
+// The rank's virtual clock as the server computes it from the slot (see wire::Slot):
+// measured model: sim_time_at_reply + cpu_since_reply * cpu_factor; zero model: sim_time_at_reply.
+constexpr double virtual_clock(double sim_time_at_reply, uint64_t cpu_at_reply_ns, uint64_t cpu_now_ns,
+                               double cpu_factor, bool zero_cpu_model)
+{
+    if (zero_cpu_model || cpu_now_ns <= cpu_at_reply_ns) return sim_time_at_reply;
+    return sim_time_at_reply + static_cast<double>(cpu_now_ns - cpu_at_reply_ns) * 1e-9 * cpu_factor;
+}
+
+}  // namespace s4bxi::timemath

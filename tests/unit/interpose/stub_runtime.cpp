@@ -1,0 +1,64 @@
+#include "stub_runtime.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace stub {
+
+bool rank = false;
+pid_t simulated_tid = 0;
+double now = 0.0;
+double epoch = 0.0;
+std::string node = "node0";
+std::vector<double> sleeps;
+int yields = 0;
+int report_fd = -1;
+
+void reset()
+{
+    rank = true;
+    simulated_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    now = 0.0;
+    epoch = 1700000000.25;
+    node = "node0";
+    sleeps.clear();
+    yields = 0;
+    report_fd = -1;
+}
+
+}  // namespace stub
+
+namespace s4bxi::interpose {
+
+bool is_rank() { return stub::rank; }
+bool on_simulated_thread() { return stub::rank && static_cast<pid_t>(syscall(SYS_gettid)) == stub::simulated_tid; }
+double virtual_now() { return stub::now; }
+double virtual_epoch() { return stub::epoch; }
+void simulated_sleep(double seconds)
+{
+    stub::sleeps.push_back(seconds);
+    stub::now += seconds;
+}
+void simulated_yield() { ++stub::yields; }
+const char* node_name() { return stub::node.c_str(); }
+uint64_t thread_cpu_ns()
+{
+    timespec ts{};
+    syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+double real_monotonic() { return 0.0; }
+
+const wire::Reply& call(wire::Op op, const void* args, uint32_t)
+{
+    static wire::Reply reply{};
+    if (op == wire::Op::Backtrace && stub::report_fd >= 0) {
+        const auto* text = static_cast<const wire::TextArgs*>(args);
+        (void)!write(stub::report_fd, text->text, text->length);
+    }
+    return reply;
+}
+
+}  // namespace s4bxi::interpose

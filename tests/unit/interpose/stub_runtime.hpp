@@ -1,0 +1,26 @@
+// A stand-in for libinterpose/runtime.cpp in unit tests: the runtime API of runtime.hpp
+// with a fake virtual clock the tests drive, and a record of what was asked of the server.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime.hpp"
+
+namespace stub {
+
+extern bool rank;           // is_rank()
+extern pid_t simulated_tid; // on_simulated_thread() is true on this thread only
+extern double now;          // virtual_now(); simulated_sleep() advances it
+extern double epoch;        // virtual_epoch()
+extern std::string node;    // node_name()
+extern std::vector<double> sleeps;  // every simulated_sleep(), in order
+extern int yields;          // simulated_yield() count
+extern int report_fd;       // call(Backtrace) writes the TextArgs text here when >= 0
+
+// Back to a rank on the calling thread at simulated time 0.
+void reset();
+
+}  // namespace stub

@@ -1,0 +1,123 @@
+// Pure time logic shared by the interposer and the seccomp supervisor (time_math.hpp).
+#include <catch2/catch.hpp>
+
+#include <climits>
+#include <cmath>
+
+#include "time_math.hpp"
+
+using namespace s4bxi::timemath;
+
+TEST_CASE("clock ids are classified as the kernel numbers them", "[interpose][time]")
+{
+    // The constants must be the kernel's own.
+    CHECK(kRealtime == CLOCK_REALTIME);
+    CHECK(kMonotonic == CLOCK_MONOTONIC);
+    CHECK(kProcessCpu == CLOCK_PROCESS_CPUTIME_ID);
+    CHECK(kThreadCpu == CLOCK_THREAD_CPUTIME_ID);
+    CHECK(kMonotonicRaw == CLOCK_MONOTONIC_RAW);
+    CHECK(kRealtimeCoarse == CLOCK_REALTIME_COARSE);
+    CHECK(kMonotonicCoarse == CLOCK_MONOTONIC_COARSE);
+    CHECK(kBoottime == CLOCK_BOOTTIME);
+    CHECK(kRealtimeAlarm == CLOCK_REALTIME_ALARM);
+    CHECK(kBoottimeAlarm == CLOCK_BOOTTIME_ALARM);
+    CHECK(kTai == CLOCK_TAI);
+
+    for (clockid_t id : {CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_REALTIME_ALARM, CLOCK_TAI})
+        CHECK(classify_clock(id) == ClockKind::Realtime);
+    for (clockid_t id : {CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
+                         CLOCK_BOOTTIME_ALARM})
+        CHECK(classify_clock(id) == ClockKind::Monotonic);
+    CHECK(classify_clock(CLOCK_PROCESS_CPUTIME_ID) == ClockKind::Cpu);
+    CHECK(classify_clock(CLOCK_THREAD_CPUTIME_ID) == ClockKind::Cpu);
+    // Another process's CPU clock, as clock_getcpuclockid() builds it, and a posix clock fd.
+    clockid_t other_process;
+    REQUIRE(clock_getcpuclockid(1, &other_process) == 0);
+    CHECK(other_process < 0);
+    CHECK(classify_clock(other_process) == ClockKind::Cpu);
+    CHECK(classify_clock(static_cast<clockid_t>((~3u << 3) | 3)) == ClockKind::Cpu);
+    CHECK(classify_clock(10) == ClockKind::Invalid);
+    CHECK(classify_clock(12) == ClockKind::Invalid);
+    CHECK(classify_clock(INT_MAX) == ClockKind::Invalid);
+
+    CHECK(is_virtual_clock(CLOCK_MONOTONIC));
+    CHECK_FALSE(is_virtual_clock(CLOCK_THREAD_CPUTIME_ID));
+    CHECK_FALSE(is_virtual_clock(10));
+    CHECK(is_virtual_sleep_clock(CLOCK_REALTIME));
+    CHECK(is_virtual_sleep_clock(CLOCK_MONOTONIC));
+    CHECK(is_virtual_sleep_clock(CLOCK_BOOTTIME));
+    CHECK(is_virtual_sleep_clock(CLOCK_TAI));
+    CHECK_FALSE(is_virtual_sleep_clock(CLOCK_MONOTONIC_RAW));
+    CHECK_FALSE(is_virtual_sleep_clock(CLOCK_REALTIME_COARSE));
+    CHECK_FALSE(is_virtual_sleep_clock(CLOCK_PROCESS_CPUTIME_ID));
+}
+
+TEST_CASE("timespec validation follows nanosleep(2)", "[interpose][time]")
+{
+    CHECK(timespec_valid({0, 0}));
+    CHECK(timespec_valid({5, 999'999'999}));
+    CHECK_FALSE(timespec_valid({0, 1'000'000'000}));
+    CHECK_FALSE(timespec_valid({0, -1}));
+    CHECK_FALSE(timespec_valid({-1, 0}));
+}
+
+TEST_CASE("timespec and nanosecond conversions", "[interpose][time]")
+{
+    CHECK(timespec_to_ns({2, 500}) == 2 * kNsPerSec + 500);
+    CHECK(timespec_to_ns({LONG_MAX, 0}) == INT64_MAX);  // saturates instead of overflowing
+
+    timespec ts = ns_to_timespec(3 * kNsPerSec + 7);
+    CHECK(ts.tv_sec == 3);
+    CHECK(ts.tv_nsec == 7);
+    ts = ns_to_timespec(-1);  // floor division keeps tv_nsec in range
+    CHECK(ts.tv_sec == -1);
+    CHECK(ts.tv_nsec == kNsPerSec - 1);
+
+    CHECK(seconds_to_ns(5.0) == 5 * kNsPerSec);
+    CHECK(seconds_to_ns(4.9999999999) == 5 * kNsPerSec);  // nearest, not truncated
+    CHECK(seconds_to_ns(0.1) == 100'000'000);
+    CHECK(seconds_to_ns(1e300) == INT64_MAX);
+    CHECK(seconds_to_ns(std::nan("")) == 0);
+
+    CHECK(ns_to_seconds(2 * kNsPerSec) == 2.0);
+    CHECK(ns_to_seconds(1'500'000'000) == 1.5);
+    CHECK(timespec_to_seconds({2, 500'000'000}) == 2.5);
+}
+
+TEST_CASE("the epoch keeps nanoseconds that a double sum would lose", "[interpose][time]")
+{
+    const double epoch = 1700000000.25;
+    CHECK(epoch_to_ns(epoch) == 1700000000 * kNsPerSec + 250'000'000);
+    // 1 ns of simulated time after simulated 0 shows as 1 ns on CLOCK_REALTIME.
+    CHECK(clock_value_ns(ClockKind::Realtime, 1e-9, epoch) - clock_value_ns(ClockKind::Realtime, 0.0, epoch) == 1);
+    CHECK(epoch_to_ns(-5.0) == 0);
+}
+
+TEST_CASE("what each clock shows", "[interpose][time]")
+{
+    const double epoch = 1700000000.25;
+    CHECK(clock_value_ns(ClockKind::Monotonic, 0.0, epoch) == kMonotonicOffsetNs);
+    CHECK(clock_value_ns(ClockKind::Monotonic, 5.0, epoch) == kMonotonicOffsetNs + 5 * kNsPerSec);
+    CHECK(clock_value_ns(ClockKind::Realtime, 5.0, epoch) == epoch_to_ns(epoch) + 5 * kNsPerSec);
+    CHECK(clock_value_ns(ClockKind::Monotonic, -1.0, epoch) == kMonotonicOffsetNs);  // never before 0
+    CHECK(kMonotonicOffsetNs > 0);
+}
+
+TEST_CASE("sleep durations, relative and absolute", "[interpose][time]")
+{
+    CHECK(sleep_duration_ns(false, {2, 0}, 123) == 2 * kNsPerSec);
+    CHECK(sleep_duration_ns(true, {10, 0}, 7 * kNsPerSec) == 3 * kNsPerSec);
+    CHECK(sleep_duration_ns(true, {10, 0}, 10 * kNsPerSec) == 0);
+    CHECK(sleep_duration_ns(true, {10, 0}, 12 * kNsPerSec) == 0);  // deadline passed
+}
+
+TEST_CASE("the server computes a rank's clock from its slot", "[interpose][time]")
+{
+    // Measured model: sim time at the reply + CPU since the reply, scaled.
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 1.0, false) == Approx(2.5));
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 2.0, false) == Approx(3.0));
+    // Zero model: the clock does not move between requests.
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 1.0, true) == 2.0);
+    // A CPU reading older than the reply's never goes back in time.
+    CHECK(virtual_clock(2.0, 1'000, 500, 1.0, false) == 2.0);
+}
