@@ -35,9 +35,6 @@ struct RankState {
     wire::Slot* slot = nullptr;
     wire::Doorbell* doorbell = nullptr;
     wire::Welcome welcome{};
-    uint32_t seq = 0;
-    double sim_time_at_reply = 0.0;
-    uint64_t cpu_at_reply_ns = 0;
     double wall_at_reply = 0.0;
     bool in_call = false;
     wire::Reply last_reply{};
@@ -216,14 +213,8 @@ void register_rank()
     }
     pthread_atfork(nullptr, nullptr, become_passive_in_child);
 
-    if (rank_pid) {  // an exec'd rank keeps its clock: the slot remembers the last reply
-        uint64_t bits = g_state.slot->sim_time_at_reply_bits.load(std::memory_order_relaxed);
-        memcpy(&g_state.sim_time_at_reply, &bits, sizeof bits);
-        g_state.cpu_at_reply_ns = g_state.slot->cpu_at_reply_ns.load(std::memory_order_relaxed);
-    } else {
-        g_state.cpu_at_reply_ns = thread_cpu_ns();
-        g_state.slot->cpu_at_reply_ns.store(g_state.cpu_at_reply_ns, std::memory_order_relaxed);
-    }
+    // An exec'd rank keeps its clock: the slot remembers the last reply.
+    if (!rank_pid) g_state.slot->cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     g_state.wall_at_reply = real_monotonic();
     g_state.active = true;
 
@@ -296,12 +287,17 @@ double virtual_now()
     constexpr double kBlockedOutside = 0.01;  // wall seconds not spent on the CPU
     if (!g_state.in_call && g_state.active) {
         double wall = real_monotonic() - g_state.wall_at_reply;
-        double cpu = static_cast<double>(thread_cpu_ns() - g_state.cpu_at_reply_ns) * 1e-9;
+        double cpu = static_cast<double>(thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load()) * 1e-9;
         if (wall - cpu > kBlockedOutside) simulated_yield();
     }
-    if (g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero)) return g_state.sim_time_at_reply;
-    uint64_t cpu = thread_cpu_ns() - g_state.cpu_at_reply_ns;
-    return g_state.sim_time_at_reply + static_cast<double>(cpu) * 1e-9 * g_state.welcome.cpu_factor;
+    // The slot, not a private copy, holds the last reply: the server also answers trapped
+    // sleeps on the rank's behalf and updates it.
+    uint64_t bits = g_state.slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
+    double sim_time;
+    memcpy(&sim_time, &bits, sizeof sim_time);
+    if (g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero)) return sim_time;
+    uint64_t cpu = thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire);
+    return sim_time + static_cast<double>(cpu) * 1e-9 * g_state.welcome.cpu_factor;
 }
 
 double virtual_epoch()
@@ -338,8 +334,8 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     wire::Slot& slot = *g_state.slot;
     wire::Request& request = slot.request;
     request.op = static_cast<uint32_t>(op);
-    request.seq = ++g_state.seq;
-    request.cpu_ns = thread_cpu_ns() - g_state.cpu_at_reply_ns;
+    request.seq = request.seq + 1;  // the server's trap also posts on this slot
+    request.cpu_ns = thread_cpu_ns() - slot.cpu_at_reply_ns.load(std::memory_order_acquire);
     if (args_size) memcpy(request.args, args, args_size);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
     g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
@@ -357,13 +353,11 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     }
     g_state.last_reply = slot.reply;
     if (g_state.last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
-    g_state.sim_time_at_reply = g_state.last_reply.sim_time;
-    g_state.cpu_at_reply_ns = thread_cpu_ns();
     g_state.wall_at_reply = real_monotonic();
     uint64_t bits;
-    memcpy(&bits, &g_state.sim_time_at_reply, sizeof bits);
+    memcpy(&bits, &g_state.last_reply.sim_time, sizeof bits);
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
-    slot.cpu_at_reply_ns.store(g_state.cpu_at_reply_ns, std::memory_order_relaxed);
+    slot.cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
     g_state.in_call = false;
     return g_state.last_reply;
