@@ -210,6 +210,7 @@ private:
     int me_unlink();
     int eq_alloc();
     int eq_free();
+    int wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what);
     int eq_get(bool wait);
     int eq_poll();
     int ct_alloc();
@@ -529,55 +530,50 @@ int Call::eq_free()
     return PTL_OK;
 }
 
-// PtlEQGet never blocks the program, but an empty poll fast-forwards: the rank waits in
-// simulated time for the next event or one polling quantum, which is what a real polling
-// loop would have spent (DESIGN.md "Polling").
+// Waits for the first visible event of any of `handles`, until `deadline` (< 0: forever).
+// A non-blocking poll (PtlEQGet, PtlEQPoll with timeout 0) never blocks the program, but
+// an empty one fast-forwards: the rank waits in simulated time for the next event or one
+// polling quantum, which is what a real polling loop would have spent (DESIGN.md
+// "Polling"). The quantum grows while polls find nothing and resets on an event.
+int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what)
+{
+    for (uint32_t i = 0; i < count; ++i)
+        if (!eq(handles[i])) return PTL_ARG_INVALID;
+    bool polling = timeout == 0;
+    double now = sg4::Engine::get_clock();
+    double deadline = polling ? now + p_.poll_quantum : timeout < 0 ? -1.0 : now + timeout;
+    r_.waiting_on = count == 1 ? fmt::format("{}(eq {:#x})", what, handles[0]) : fmt::format("{}({} queues)", what, count);
+    while (true) {
+        double earliest = -1;
+        for (uint32_t i = 0; i < count; ++i) {
+            EventQueue* q = eq(handles[i]);
+            if (!q) return PTL_ARG_INVALID;  // freed meanwhile
+            ptl_event_t event;
+            double next_visible;
+            if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
+            if (next_visible >= 0 && (earliest < 0 || next_visible < earliest)) earliest = next_visible;
+        }
+        if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
+        double until = deadline;
+        if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
+        wait_for_activity(until);
+    }
+    if (polling) p_.poll_quantum = std::min(p_.poll_quantum * 2, kPollQuantumMax);
+    return PTL_EQ_EMPTY;
+}
+
 int Call::eq_get(bool wait)
 {
     uint32_t handle = args<wire::HandleArgs>().handle;
-    EventQueue* q = eq(handle);
-    if (!q) return PTL_ARG_INVALID;
-    double deadline = wait ? -1.0 : sg4::Engine::get_clock() + p_.poll_quantum;
-    r_.waiting_on = fmt::format("{}(eq {:#x})", wait ? "PtlEQWait" : "PtlEQGet", handle);
-    while (true) {
-        q = eq(handle);
-        if (!q) return PTL_ARG_INVALID;  // freed meanwhile
-        ptl_event_t event;
-        double next_visible;
-        if (take_event(*q, event, next_visible)) return finish_event(*q, event, 0);
-        double now = sg4::Engine::get_clock();
-        if (deadline >= 0 && now >= deadline) break;
-        double until = deadline;
-        if (next_visible >= 0 && (until < 0 || next_visible < until)) until = next_visible;
-        wait_for_activity(until);
-    }
-    p_.poll_quantum = std::min(p_.poll_quantum * 2, kPollQuantumMax);
-    return PTL_EQ_EMPTY;
+    return wait_events(&handle, 1, wait ? -1.0 : 0.0, wait ? "PtlEQWait" : "PtlEQGet");
 }
 
 int Call::eq_poll()
 {
     const auto& a = args<wire::EQPollArgs>();
     if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
-    for (uint32_t i = 0; i < a.size; ++i)
-        if (!eq(a.handles[i])) return PTL_ARG_INVALID;
-    double deadline = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : sg4::Engine::get_clock() + a.timeout_ms * 1e-3;
-    r_.waiting_on = fmt::format("PtlEQPoll({} queues)", a.size);
-    while (true) {
-        double earliest = -1;
-        for (uint32_t i = 0; i < a.size; ++i) {
-            EventQueue* q = eq(a.handles[i]);
-            if (!q) return PTL_ARG_INVALID;
-            ptl_event_t event;
-            double next_visible;
-            if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
-            if (next_visible >= 0 && (earliest < 0 || next_visible < earliest)) earliest = next_visible;
-        }
-        if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) return PTL_EQ_EMPTY;
-        double until = deadline;
-        if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
-        wait_for_activity(until);
-    }
+    double timeout = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : a.timeout_ms * 1e-3;
+    return wait_events(a.handles, a.size, timeout, "PtlEQPoll");
 }
 
 int Call::ct_alloc()

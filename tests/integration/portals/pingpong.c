@@ -3,7 +3,9 @@
  * Uses only the Portals 4 API and the standard C library: the peer is the other node
  * (NID xor 1), both processes ask for Portals PID 42. Each received message is checked
  * byte by byte. Prints the one-way latency measured with clock_gettime (virtual time
- * under s4bxi) as "pingpong size=<bytes> iterations=<n> one_way_ns=<value>". */
+ * under s4bxi) as "pingpong size=<bytes> iterations=<n> one_way_ns=<value>". With the
+ * argument "poll" (or "eqpoll") it busy-polls PtlEQGet (PtlEQPoll with timeout 0) instead of
+ * blocking in PtlEQWait. */
 #define _POSIX_C_SOURCE 200809L
 #include <portals4.h>
 #include <stdint.h>
@@ -39,11 +41,31 @@ static double now_ns(void)
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/* How to wait for events: blocking (PtlEQWait) or busy polling, as MPI libraries do. */
+static enum { WAIT, POLL_GET, POLL_EQPOLL } waiting = WAIT;
+
+static void next_event(ptl_event_t *event)
+{
+    unsigned int which;
+    int rc;
+    switch (waiting) {
+    case WAIT: CHECK(PtlEQWait(eq, event)); return;
+    case POLL_GET:
+        while ((rc = PtlEQGet(eq, event)) == PTL_EQ_EMPTY) {}
+        CHECK(rc);
+        return;
+    case POLL_EQPOLL:
+        while ((rc = PtlEQPoll(&eq, 1, 0, event, &which)) == PTL_EQ_EMPTY) {}
+        CHECK(rc);
+        return;
+    }
+}
+
 static ptl_event_t wait_for(ptl_event_kind_t kind)
 {
     ptl_event_t event;
     for (;;) {
-        CHECK(PtlEQWait(eq, &event));
+        next_event(&event);
         if (event.type == kind) return event;
         if (event.type != PTL_EVENT_LINK && event.type != PTL_EVENT_SEND) {
             fprintf(stderr, "pingpong: unexpected event %d\n", event.type);
@@ -72,8 +94,10 @@ static void put(size_t size, ptl_ack_req_t ack)
     CHECK(PtlPut(md, 0, size, ack, peer, PT, 0, 0, NULL, 0));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "poll") == 0) waiting = POLL_GET;
+    if (argc > 1 && strcmp(argv[1], "eqpoll") == 0) waiting = POLL_EQPOLL;
     const char *rank_text = getenv("S4BXI_RANK");
     int rank = rank_text ? atoi(rank_text) : 0;
     send_buffer = malloc(MAX_SIZE);
