@@ -21,6 +21,7 @@
 #include <ctime>
 
 #include "crash_handler.hpp"
+#include "s4bxi/fd_passing.hpp"
 #include "seccomp_filter.hpp"
 
 namespace s4bxi::interpose {
@@ -71,44 +72,13 @@ int env_int(const char* const* names)
 
 bool send_fd(int socket_fd, const void* data, size_t size, int fd)
 {
-    iovec iov{const_cast<void*>(data), size};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-    }
-    return sendmsg(socket_fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(size);
+    return wire::send_with_fds(socket_fd, data, size, &fd, fd >= 0 ? 1 : 0);
 }
 
 // Receives the Welcome and the two channel fds (slot, doorbell).
 bool receive_welcome(int socket_fd, wire::Welcome& welcome, int fds[2])
 {
-    iovec iov{&welcome, sizeof welcome};
-    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t got;
-    do {
-        got = recvmsg(socket_fd, &msg, MSG_CMSG_CLOEXEC);
-    } while (got < 0 && errno == EINTR);
-    if (got != static_cast<ssize_t>(sizeof welcome)) return false;
-    fds[0] = fds[1] = -1;
-    for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg)) {
-        if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
-            cmsg->cmsg_len == CMSG_LEN(2 * sizeof(int)))
-            memcpy(fds, CMSG_DATA(cmsg), 2 * sizeof(int));
-    }
+    if (!wire::receive_with_fds(socket_fd, &welcome, sizeof welcome, fds, 2)) return false;
     return welcome.status != 0 || (fds[0] >= 0 && fds[1] >= 0);
 }
 

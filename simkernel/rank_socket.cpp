@@ -8,27 +8,14 @@
 #include <cstring>
 
 #include "context.hpp"
+#include "s4bxi/fd_passing.hpp"
 
 namespace s4bxi::sim {
 
 bool send_welcome(int fd, const wire::Welcome& welcome, int slot_fd, int doorbell_fd)
 {
-    iovec iov{const_cast<wire::Welcome*>(&welcome), sizeof welcome};
-    alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (slot_fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-        cmsg->cmsg_level = SOL_SOCKET;
-        cmsg->cmsg_type = SCM_RIGHTS;
-        cmsg->cmsg_len = CMSG_LEN(2 * sizeof(int));
-        int fds[2] = {slot_fd, doorbell_fd};
-        std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
-    }
-    return sendmsg(fd, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof welcome);
+    int fds[2] = {slot_fd, doorbell_fd};
+    return wire::send_with_fds(fd, &welcome, sizeof welcome, fds, slot_fd >= 0 ? 2 : 0);
 }
 
 void refuse(int fd, const std::string& reason)
@@ -46,18 +33,8 @@ int receive_trap(int fd)
     pollfd pfd{fd, POLLIN, 0};
     if (poll(&pfd, 1, 10000) <= 0) return -2;
     int32_t kind = 0;
-    iovec iov{&kind, sizeof kind};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != sizeof kind) return -2;
     int trap = -1;
-    for (cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg; cmsg = CMSG_NXTHDR(&msg, cmsg))
-        if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) std::memcpy(&trap, CMSG_DATA(cmsg), sizeof trap);
-    return trap;
+    return wire::receive_with_fds(fd, &kind, sizeof kind, &trap, 1) ? trap : -2;
 }
 
 wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count)
