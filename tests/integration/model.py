@@ -18,8 +18,12 @@ CROSS_TRAFFIC = 1.05  # SimGrid's reverse-route load: a lone flow on a shared li
 
 
 class Platform:
-    def __init__(self, name="default"):
-        spec = tomllib.loads((PLATFORMS / f"{name}.toml").read_text())
+    def __init__(self, path=None):
+        """The built-in default platform, overridden by the platform file at `path`."""
+        spec = tomllib.loads((PLATFORMS / "default.toml").read_text())
+        if path:
+            for section, values in tomllib.loads(Path(path).read_text()).items():
+                spec.setdefault(section, {}).update(values)
         self.pcie = spec["pcie"]
         self.bxi = spec["bxi"]
 

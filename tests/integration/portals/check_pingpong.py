@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs the Portals put ping-pong through s4bxi-launch and checks its virtual one-way
-latencies against the model (tests/integration/model.py)."""
+latencies against the model (tests/integration/model.py), on the built-in platform or on
+the platform file given as third argument."""
 import re
 import subprocess
 import sys
@@ -10,7 +11,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
-run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program],
+platform_file = sys.argv[3] if len(sys.argv) > 3 else None
+options = ["--platform", platform_file] if platform_file else []
+run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", *options, program],
                      capture_output=True, text=True, timeout=120)
 if run.returncode != 0:
     sys.exit(f"ping-pong failed with status {run.returncode}:\n{run.stdout}\n{run.stderr}")
@@ -19,7 +22,7 @@ sizes = [8 << i for i in range(18)]
 if sorted(measured) != sizes:
     sys.exit(f"expected sizes {sizes}, got {sorted(measured)}")
 
-platform = Platform()
+platform = Platform(platform_file)
 failures = []
 CLOCK_RESOLUTION_NS = 1.0  # clock_gettime reports whole nanoseconds
 for size in sizes:
