@@ -396,6 +396,49 @@ S4BXI_API int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_
     return data_call(wire::Op::PtlAtomic, args);
 }
 
+static int fetch_call(wire::Op op, ptl_handle_md_t get_md, ptl_size_t local_get_offset, ptl_handle_md_t put_md,
+                      ptl_size_t local_put_offset, ptl_size_t length, ptl_process_t target_id, ptl_pt_index_t pt_index,
+                      ptl_match_bits_t match_bits, ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data,
+                      const void* operand, ptl_op_t operation, ptl_datatype_t datatype)
+{
+    wire::FetchArgs args{};
+    args.data = wire::DataArgs{put_md, pt_index, local_put_offset, length, raw(target_id), match_bits, remote_offset,
+                               reinterpret_cast<uint64_t>(user_ptr), hdr_data, PTL_NO_ACK_REQ, operation, datatype, 0};
+    args.get_md = get_md;
+    args.local_get_offset = local_get_offset;
+    if (operand) std::memcpy(args.operand, operand, sizeof args.operand);
+    return call(op, &args, sizeof args).rc;
+}
+
+S4BXI_API int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset, ptl_handle_md_t put_md_handle,
+                             ptl_size_t local_put_offset, ptl_size_t length, ptl_process_t target_id,
+                             ptl_pt_index_t pt_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+                             void* user_ptr, ptl_hdr_data_t hdr_data, ptl_op_t operation, ptl_datatype_t datatype)
+{
+    REQUIRE_RANK();
+    return fetch_call(wire::Op::PtlFetchAtomic, get_md_handle, local_get_offset, put_md_handle, local_put_offset, length,
+                      target_id, pt_index, match_bits, remote_offset, user_ptr, hdr_data, nullptr, operation, datatype);
+}
+
+S4BXI_API int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset, ptl_handle_md_t put_md_handle,
+                      ptl_size_t local_put_offset, ptl_size_t length, ptl_process_t target_id, ptl_pt_index_t pt_index,
+                      ptl_match_bits_t match_bits, ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data,
+                      const void* operand, ptl_op_t operation, ptl_datatype_t datatype)
+{
+    REQUIRE_RANK();
+    if (operation != PTL_SWAP && !operand) return PTL_ARG_INVALID;
+    // The operand is one element of the datatype; read no more than that from the caller.
+    unsigned char element[32] = {};
+    if (operand) {
+        static const unsigned char sizes[] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 8, 16, sizeof(long double), 2 * sizeof(long double)};
+        if (datatype >= sizeof sizes) return PTL_ARG_INVALID;
+        std::memcpy(element, operand, sizes[datatype]);
+    }
+    return fetch_call(wire::Op::PtlSwap, get_md_handle, local_get_offset, put_md_handle, local_put_offset, length,
+                      target_id, pt_index, match_bits, remote_offset, user_ptr, hdr_data, operand ? element : nullptr,
+                      operation, datatype);
+}
+
 S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2)
 {
     return handle1 == handle2;
@@ -431,18 +474,6 @@ S4BXI_API int PtlMESearch(ptl_handle_ni_t, ptl_pt_index_t, const ptl_me_t*, ptl_
 S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t)
 {
     return not_supported("PtlCTCancelTriggered");
-}
-S4BXI_API int PtlFetchAtomic(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t,
-                             ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, ptl_op_t,
-                             ptl_datatype_t)
-{
-    return not_supported("PtlFetchAtomic");
-}
-S4BXI_API int PtlSwap(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t,
-                      ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, const void*, ptl_op_t,
-                      ptl_datatype_t)
-{
-    return not_supported("PtlSwap");
 }
 S4BXI_API int PtlAtomicSync(void)
 {

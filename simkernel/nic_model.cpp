@@ -543,7 +543,8 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         if (fetch_atomic) {
             ok = t.payload_readable &&
                  apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), owner.rank->pid, entry.start + t.offset_used,
-                              t.mlength, nullptr, t.initiator->rank->pid, t.get_md.start + t.local_get_offset);
+                              t.mlength, t.has_compare ? t.compare : nullptr, t.initiator->rank->pid,
+                              t.get_md.start + t.local_get_offset);
         } else {
             ok = copy_between_ranks(owner.rank->pid, entry.start + t.offset_used, t.initiator->rank->pid,
                                     t.md.start + t.local_offset, t.mlength);

@@ -76,6 +76,8 @@ struct Transfer {
     // issued: the program may reuse its buffer after SEND, before the message lands.
     std::vector<unsigned char> payload;
     bool payload_readable = true;
+    bool has_compare = false;         // PtlSwap's compare / mask operand
+    unsigned char compare[32] = {};
     // Filled by the target.
     ptl_ni_fail_t fail = PTL_NI_OK;
     uint64_t mlength = 0;

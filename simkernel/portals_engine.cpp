@@ -220,7 +220,7 @@ private:
     int ct_poll();
     int ct_update(bool set);
     int get_id(bool physical);
-    int data(MessageType kind);
+    int data(MessageType kind, bool swap = false);
 
     RankRecord& r_;
     RankPortals& p_;
@@ -272,6 +272,8 @@ int Call::run()
     case wire::Op::PtlPut: return data(MessageType::Put);
     case wire::Op::PtlGet: return data(MessageType::Get);
     case wire::Op::PtlAtomic: return data(MessageType::Atomic);
+    case wire::Op::PtlFetchAtomic: return data(MessageType::FetchAtomic);
+    case wire::Op::PtlSwap: return data(MessageType::FetchAtomic, true);
     default: return PTL_ARG_INVALID;
     }
 }
@@ -678,13 +680,27 @@ int Call::get_id(bool physical)
     return PTL_OK;
 }
 
-// CPU side of Put, Get and Atomic (appendix §5.1, §5.2, §5.5).
-int Call::data(MessageType kind)
+// CPU side of Put, Get, Atomic, FetchAtomic and Swap (appendix §5.1 to §5.5).
+int Call::data(MessageType kind, bool swap)
 {
-    const auto& a = args<wire::DataArgs>();
+    bool fetch = kind == MessageType::FetchAtomic;
+    const auto& a = fetch ? args<wire::FetchArgs>().data : args<wire::DataArgs>();
     MemoryDescriptor* m = md(a.md);
     if (!m) return PTL_ARG_INVALID;
     NetworkInterface& n = p_.nis[m->ni];
+    MemoryDescriptor* get_md = nullptr;
+    if (fetch) {
+        const auto& f = args<wire::FetchArgs>();
+        get_md = md(f.get_md);
+        if (!get_md || get_md->ni != m->ni) return PTL_ARG_INVALID;
+        if (f.local_get_offset > get_md->length || a.length > get_md->length - f.local_get_offset) return PTL_ARG_INVALID;
+        if (a.length > n.limits.max_fetch_atomic_size) return PTL_ARG_INVALID;
+        bool swap_op = a.atomic_op >= PTL_SWAP && a.atomic_op <= PTL_MSWAP;
+        if (swap != swap_op || !operation_allowed(a.atomic_op, a.atomic_type)) return PTL_ARG_INVALID;
+        size_t element = datatype_size(a.atomic_type);
+        if (a.length % element != 0) return PTL_ARG_INVALID;
+        if (swap && a.atomic_op != PTL_SWAP && a.length != element) return PTL_ARG_INVALID;  // one element
+    }
     if (a.local_offset > m->length || a.length > m->length - a.local_offset) return PTL_ARG_INVALID;
     if (a.length > n.limits.max_msg_size) return PTL_ARG_INVALID;
     if (kind != MessageType::Get && a.ack_req > PTL_OC_ACK_REQ) return PTL_ARG_INVALID;
@@ -717,6 +733,13 @@ int Call::data(MessageType kind)
     t->hdr_data = a.hdr_data;
     t->atomic_op = a.atomic_op;
     t->atomic_type = a.atomic_type;
+    if (fetch) {
+        const auto& f = args<wire::FetchArgs>();
+        t->get_md = *get_md;
+        t->local_get_offset = f.local_get_offset;
+        t->has_compare = swap && a.atomic_op != PTL_SWAP;
+        std::memcpy(t->compare, f.operand, sizeof t->compare);
+    }
     ++r_.portals_ops;
     if (kind != MessageType::Get) {
         r_.bytes_sent += a.length;
@@ -729,8 +752,8 @@ int Call::data(MessageType kind)
     const NicTimings& timing = nic_model().timings();
     const PlatformSpec& spec = nic_model().spec();
     uint64_t inline_bytes = inline_limit(t->matching);
-    if (kind != MessageType::Get && spec.model_pci && a.length > inline_bytes && a.length <= pio_limit(t->matching) &&
-        (m->options & PTL_MD_VOLATILE)) {
+    if (kind != MessageType::Get && !swap && spec.model_pci && a.length > inline_bytes &&
+        a.length <= pio_limit(t->matching) && (m->options & PTL_MD_VOLATILE)) {
         t->pio = true;
         if (kind == MessageType::Put) {
             sg4::Comm::sendto_init(nic().cpu0(), nic().hosts().nic)->set_payload_size(a.length - inline_bytes)->detach();
@@ -777,9 +800,10 @@ RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
 
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
 {
-    if (request.op != static_cast<uint32_t>(wire::Op::PtlPut) && request.op != static_cast<uint32_t>(wire::Op::PtlGet) &&
-        request.op != static_cast<uint32_t>(wire::Op::PtlAtomic))
-        ++rank.portals_ops;
+    auto op = static_cast<wire::Op>(request.op);
+    bool data_movement = op == wire::Op::PtlPut || op == wire::Op::PtlGet || op == wire::Op::PtlAtomic ||
+                         op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap;
+    if (!data_movement) ++rank.portals_ops;  // data calls count themselves once validated
     try {
         int rc = Call(rank, request, reply).run();
         rank.waiting_on.clear();

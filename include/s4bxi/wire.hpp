@@ -96,6 +96,8 @@ enum class Op : uint32_t {
     PtlGetId,
     PtlGetPhysId,
     PtlGetUid,
+    PtlFetchAtomic,
+    PtlSwap,
     Count
 };
 
@@ -276,6 +278,14 @@ struct DataArgs {  // PtlPut, PtlGet, PtlAtomic
     uint32_t atomic_op;
     uint32_t atomic_type;
     uint32_t reserved;
+};
+
+struct FetchArgs {  // PtlFetchAtomic, PtlSwap: `data.md` is the put MD (the operand)
+    DataArgs data;
+    uint32_t get_md;
+    uint32_t reserved;
+    uint64_t local_get_offset;
+    uint8_t operand[32];  // PtlSwap's compare/mask operand: one element of the datatype
 };
 
 template <class T>

@@ -86,15 +86,24 @@ class Platform:
             ack = send + self.pci(EVENT)
         return {"return": returned, "SEND": send, "PUT": put, "ACK": ack}
 
-    def get_timeline(self, size):
-        """Dates of return, REPLY and GET (target, with E2E: after the BXI ACK)."""
+    def get_timeline(self, size, fetch_atomic=False):
+        """Dates of return, REPLY and GET (target, with E2E: after the BXI ACK). A
+        FetchAtomic (inline operand) reaches the target like a Put and is answered like a
+        Get; its SEND comes from the TX as for a small Put, its target event is
+        FETCH_ATOMIC."""
         returned = self.pci(COMMAND)
-        at_target = returned + SEND_PREPARATION + self.network(self.GET_REQUEST)
+        if fetch_atomic:
+            at_target = returned + SEND_PREPARATION + self.network(size)
+        else:
+            at_target = returned + SEND_PREPARATION + self.network(self.GET_REQUEST)
         response_start = at_target + SEND_PREPARATION + self.pci(DMA_REQUEST) + self.first_packet_wait(size)
         at_initiator = response_start + self.network(size)
         replied = at_initiator + self.first_packet_wait(size)
         reply = replied + self.event_delivery()
         get = replied + SEND_PREPARATION + self.network(self.ACK) + self.event_delivery()
+        if fetch_atomic:
+            send = returned + SEND_PREPARATION + self.TX_AFTER_PUT_NO_DMA + self.event_delivery()
+            return {"return": returned, "SEND": send, "REPLY": reply, "FETCH_ATOMIC": get}
         return {"return": returned, "REPLY": reply, "GET": get}
 
     def atomic_timeline(self, size):

@@ -28,6 +28,7 @@ expected = {
     "put409vol": p.put_timeline(409, True), "put512": p.put_timeline(512), "put1M": p.put_timeline(M),
     "get8": p.get_timeline(8), "get512": p.get_timeline(512), "get1M": p.get_timeline(M),
     "atomic8": p.atomic_timeline(8),
+    "fetch8": p.get_timeline(8, fetch_atomic=True), "swap8": p.get_timeline(8, fetch_atomic=True),
 }
 bus_shared = {("get1M", "REPLY"), ("get1M", "GET")}
 failures = []
@@ -43,8 +44,10 @@ for case, timeline in expected.items():
         print(f"{case:10s} {step:7s} {got:10d} ns  model {want:12.3f} ns  {'ok' if ok else 'FAIL'}")
         if not ok:
             failures.append(f"{case} {step}: {got} ns, model {want:.3f} ns")
-if "atomic_result=5" not in run.stdout:
-    failures.append("the atomic SUM did not leave 5 in the target")
+if "atomic_result=10" not in run.stdout:
+    failures.append("atomic SUM, fetch-atomic SUM and a failing CSWAP did not leave 10 in the target")
+if "fetched=5 swap_fetched=10" not in run.stdout:
+    failures.append("fetch-atomic and swap did not fetch the old values 5 and 10")
 if failures:
     sys.exit("\n".join(failures))
 print("every step follows the model")

@@ -13,7 +13,7 @@
 #define BUFFER (1 << 20)
 #define PID 7
 
-enum kind { PUT, GET, ATOMIC };
+enum kind { PUT, GET, ATOMIC, FETCH, SWAP };
 struct test_case {
     const char *name;
     enum kind kind;
@@ -25,7 +25,7 @@ static const struct test_case cases[] = {
     {"put64vol", PUT, 64, 1},     {"put65", PUT, 65, 0},      {"put408vol", PUT, 408, 1},
     {"put409vol", PUT, 409, 1},   {"put512", PUT, 512, 0},    {"put1M", PUT, BUFFER, 0},
     {"get8", GET, 8, 0},          {"get512", GET, 512, 0},    {"get1M", GET, BUFFER, 0},
-    {"atomic8", ATOMIC, 8, 0},
+    {"atomic8", ATOMIC, 8, 0},    {"fetch8", FETCH, 8, 0},    {"swap8", SWAP, 8, 0},
 };
 
 static ptl_handle_ni_t ni;
@@ -68,6 +68,7 @@ static const char *event_name(ptl_event_kind_t kind)
     case PTL_EVENT_PUT: return "PUT";
     case PTL_EVENT_GET: return "GET";
     case PTL_EVENT_ATOMIC: return "ATOMIC";
+    case PTL_EVENT_FETCH_ATOMIC: return "FETCH_ATOMIC";
     default: return "OTHER";
     }
 }
@@ -93,7 +94,7 @@ int main(void)
             ptl_event_t event = next_event();
             step(cases[i].name, event_name(event.type), now());
         }
-        /* The result of the atomic: 5 added to the 0 the puts left there. */
+        /* 0 left by the puts, +5 (atomic), +5 (fetch-atomic), CSWAP against 5: no swap. */
         int64_t result;
         memcpy(&result, buffer, sizeof result);
         printf("atomic_result=%lld\n", (long long)result);
@@ -115,6 +116,7 @@ int main(void)
             const struct test_case *c = &cases[i];
             ptl_handle_md_t which = c->is_volatile ? md_volatile : md;
             int expected = c->kind == GET ? 1 : 2;
+            int64_t compare = 5;
             if (c->kind == ATOMIC) {
                 int64_t operand = 5;
                 memcpy(buffer + 64, &operand, sizeof operand);
@@ -127,6 +129,14 @@ int main(void)
             case ATOMIC:
                 check(PtlAtomic(which, 64, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T), "PtlAtomic");
                 break;
+            case FETCH: /* 5 + 5 = 10, fetching the 5 */
+                check(PtlFetchAtomic(which, 128, which, 64, c->size, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T),
+                      "PtlFetchAtomic");
+                break;
+            case SWAP: /* the target holds 10, not 5: nothing swapped, 10 fetched */
+                check(PtlSwap(which, 136, which, 64, c->size, peer, 0, 0, 0, NULL, 0, &compare, PTL_CSWAP, PTL_INT64_T),
+                      "PtlSwap");
+                break;
             }
             step(c->name, "return", now());
             for (int e = 0; e < expected; ++e) {
@@ -134,6 +144,12 @@ int main(void)
                 step(c->name, event_name(event.type), now());
             }
         }
+    }
+    if (rank == 0) {
+        int64_t fetched, swapped;
+        memcpy(&fetched, buffer + 128, sizeof fetched);
+        memcpy(&swapped, buffer + 136, sizeof swapped);
+        printf("fetched=%lld swap_fetched=%lld\n", (long long)fetched, (long long)swapped);
     }
     check(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
