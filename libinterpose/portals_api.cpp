@@ -184,9 +184,9 @@ S4BXI_API int PtlMDRelease(ptl_handle_md_t md_handle)
 }
 
 static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me, bool is_le,
-                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle)
+                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle, wire::Op op = wire::Op::PtlMEAppend)
 {
-    if (!handle) return PTL_ARG_INVALID;
+    if (!handle && op == wire::Op::PtlMEAppend) return PTL_ARG_INVALID;
     wire::MEAppendArgs args{};
     args.ni = ni_handle;
     args.pt_index = pt_index;
@@ -202,9 +202,36 @@ static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_
     args.min_free = me.min_free;
     args.user_ptr = reinterpret_cast<uint64_t>(user_ptr);
     args.is_le = is_le;
-    const wire::Reply& reply = call(wire::Op::PtlMEAppend, &args, sizeof args);
-    if (reply.rc == PTL_OK) *handle = result<wire::HandleReply>(reply).handle;
+    const wire::Reply& reply = call(op, &args, sizeof args);
+    if (reply.rc == PTL_OK && handle) *handle = result<wire::HandleReply>(reply).handle;
     return reply.rc;
+}
+
+static ptl_me_t as_me(const ptl_le_t& le)
+{
+    ptl_me_t me{};
+    me.start = le.start;
+    me.length = le.length;
+    me.ct_handle = le.ct_handle;
+    me.uid = le.uid;
+    me.options = le.options;
+    return me;
+}
+
+S4BXI_API int PtlMESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t* me,
+                          ptl_search_op_t ptl_search_op, void* user_ptr)
+{
+    REQUIRE_RANK();
+    if (!me) return PTL_ARG_INVALID;
+    return append(ni_handle, pt_index, *me, false, ptl_search_op, user_ptr, nullptr, wire::Op::PtlMESearch);
+}
+
+S4BXI_API int PtlLESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_le_t* le,
+                          ptl_search_op_t ptl_search_op, void* user_ptr)
+{
+    REQUIRE_RANK();
+    if (!le) return PTL_ARG_INVALID;
+    return append(ni_handle, pt_index, as_me(*le), true, ptl_search_op, user_ptr, nullptr, wire::Op::PtlMESearch);
 }
 
 S4BXI_API int PtlMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t* me, ptl_list_t ptl_list,
@@ -220,13 +247,7 @@ S4BXI_API int PtlLEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, co
 {
     REQUIRE_RANK();
     if (!le) return PTL_ARG_INVALID;
-    ptl_me_t me{};
-    me.start = le->start;
-    me.length = le->length;
-    me.ct_handle = le->ct_handle;
-    me.uid = le->uid;
-    me.options = le->options;
-    return append(ni_handle, pt_index, me, true, ptl_list, user_ptr, le_handle);
+    return append(ni_handle, pt_index, as_me(*le), true, ptl_list, user_ptr, le_handle);
 }
 
 S4BXI_API int PtlMEUnlink(ptl_handle_me_t me_handle)
@@ -462,14 +483,6 @@ S4BXI_API int PtlSetMap(ptl_handle_ni_t, ptl_size_t, const ptl_process_t*)
 S4BXI_API int PtlGetMap(ptl_handle_ni_t, ptl_size_t, ptl_process_t*, ptl_size_t*)
 {
     return not_supported("PtlGetMap (logical addressing)");
-}
-S4BXI_API int PtlLESearch(ptl_handle_ni_t, ptl_pt_index_t, const ptl_le_t*, ptl_search_op_t, void*)
-{
-    return not_supported("PtlLESearch");
-}
-S4BXI_API int PtlMESearch(ptl_handle_ni_t, ptl_pt_index_t, const ptl_me_t*, ptl_search_op_t, void*)
-{
-    return not_supported("PtlMESearch");
 }
 S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t)
 {

@@ -130,20 +130,21 @@ MatchResult match(Nic& nic, Transfer& t)
             result.fail = PTL_NI_PT_DISABLED;
             return result;
         }
-        for (const ListEntryPtr& entry : pt.priority) {
-            if (!criteria_match(entry->criteria, incoming)) continue;
-            auto placement = place(entry->criteria, incoming);
-            if (!placement) continue;
-            if (!access_permitted(entry->criteria.options, incoming.access)) {
-                result.fail = PTL_NI_PERM_VIOLATION;
+        for (const auto* list : {&pt.priority, &pt.overflow})
+            for (const ListEntryPtr& entry : *list) {
+                if (!criteria_match(entry->criteria, incoming)) continue;
+                auto placement = place(entry->criteria, incoming);
+                if (!placement) continue;
+                if (!access_permitted(entry->criteria.options, incoming.access)) {
+                    result.fail = PTL_NI_PERM_VIOLATION;
+                    return result;
+                }
+                result.entry = entry;
+                result.fail = PTL_NI_OK;
+                t.mlength = placement->mlength;
+                t.offset_used = placement->offset;
                 return result;
             }
-            result.entry = entry;
-            result.fail = PTL_NI_OK;
-            t.mlength = placement->mlength;
-            t.offset_used = placement->offset;
-            return result;
-        }
         result.fail = PTL_NI_DROPPED;
         return result;
     }
@@ -185,6 +186,27 @@ void auto_unlink(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListE
     event.ptl_list = entry->list;
     event.ni_fail_type = PTL_NI_OK;
     write_event(nic, owner, ni.table[entry->pt_index].eq, event);
+}
+
+ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)
+{
+    switch (kind) {
+    case PTL_EVENT_GET: return PTL_EVENT_GET_OVERFLOW;
+    case PTL_EVENT_ATOMIC: return PTL_EVENT_ATOMIC_OVERFLOW;
+    case PTL_EVENT_FETCH_ATOMIC: return PTL_EVENT_FETCH_ATOMIC_OVERFLOW;
+    default: return PTL_EVENT_PUT_OVERFLOW;
+    }
+}
+
+// A message that landed in an overflow-list entry leaves an unexpected header, unless
+// the entry asks for none.
+void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntry& entry, const ptl_event_t& event)
+{
+    if (entry.list != PTL_OVERFLOW_LIST || (entry.criteria.options & PTL_ME_UNEXPECTED_HDR_DISABLE)) return;
+    UnexpectedHeader header{event, Incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
+                                            static_cast<uint32_t>(t.initiator->rank->rank), t.length, t.remote_offset}};
+    header.event.type = overflow_kind(event.type);
+    ni.table[t.pt_index].unexpected.push_back(header);
 }
 
 bool copy_between_ranks(pid_t from_pid, uint64_t from, pid_t to_pid, uint64_t to, uint64_t length)
@@ -480,8 +502,9 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
         bool unlink = consume(found.entry, t);
         auto_unlink(*this, owner, *found.ni, found.entry, unlink);
-        if (comm_events_enabled(entry))
-            write_event(*this, owner, found.ni->table[t.pt_index].eq, target_event(PTL_EVENT_PUT, t, entry, *found.ni));
+        ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
+        record_unexpected(*found.ni, t, entry, event);
+        if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
     }
     queue_ack(transfer, ptl_ack_wanted, vn);
     if (found.entry && spec_.model_pci && message->size > 0) {
@@ -516,9 +539,9 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         queue_ack(transfer, ptl_ack_wanted, vn);
         bool unlink = consume(found.entry, t);
         auto_unlink(*this, owner, *found.ni, found.entry, unlink);
-        if (comm_events_enabled(entry))
-            write_event(*this, owner, found.ni->table[t.pt_index].eq,
-                        target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni));
+        ptl_event_t event = target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni);
+        record_unexpected(*found.ni, t, entry, event);
+        if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
     } else {
         // The specification's answer to an unmatched message, like an unmatched Put.
         queue_ack(transfer, ptl_ack_wanted, vn);
@@ -552,12 +575,14 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         if (!ok) t.fail = PTL_NI_SEGV;
         bool unlink = consume(found.entry, t);
         auto_unlink(*this, owner, *found.ni, found.entry, unlink);
+        ptl_event_t event = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
+        if (!fetch_atomic) event.hdr_data = 0;
+        record_unexpected(*found.ni, t, entry, event);
         if (comm_events_enabled(entry)) {
             t.deferred_pending = true;
             t.target = &owner;
             t.target_eq = found.ni->table[t.pt_index].eq;
-            t.deferred = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
-            if (!fetch_atomic) t.deferred.hdr_data = 0;
+            t.deferred = event;
         }
     }
     auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,

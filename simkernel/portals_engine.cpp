@@ -99,6 +99,23 @@ void not_supported(RankRecord& r, const std::string& what)
     throw NotSupported{what};
 }
 
+EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n)
+{
+    EntryCriteria c;
+    c.matching = !a.is_le;
+    c.options = a.options;
+    c.length = a.length;
+    c.match_bits = a.match_bits;
+    c.ignore_bits = a.ignore_bits;
+    ptl_process_t match_id;
+    std::memcpy(&match_id, &a.match_id, sizeof match_id);
+    c.logical = n.options & PTL_NI_LOGICAL;
+    c.match_nid = match_id.phys.nid;
+    c.match_pid = match_id.phys.pid;
+    c.match_rank = match_id.rank;
+    return c;
+}
+
 class Call {
 public:
     Call(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
@@ -208,6 +225,8 @@ private:
     int md_release();
     int me_append();
     int me_unlink();
+    int me_search();
+    bool claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
     int eq_alloc();
     int eq_free();
     int wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what);
@@ -250,6 +269,7 @@ int Call::run()
     case wire::Op::PtlMDRelease: return md_release();
     case wire::Op::PtlMEAppend: return me_append();
     case wire::Op::PtlMEUnlink: return me_unlink();
+    case wire::Op::PtlMESearch: return me_search();
     case wire::Op::PtlEQAlloc: return eq_alloc();
     case wire::Op::PtlEQFree: return eq_free();
     case wire::Op::PtlEQGet: return eq_get(false);
@@ -443,7 +463,6 @@ int Call::me_append()
         !ct_or_none(a.ct, n->index))
         return PTL_ARG_INVALID;
     if (a.list != PTL_PRIORITY_LIST && a.list != PTL_OVERFLOW_LIST) return PTL_ARG_INVALID;
-    if (a.list == PTL_OVERFLOW_LIST) not_supported(r_, "the overflow list (PTL_OVERFLOW_LIST)");
     if (a.options & PTL_IOVEC) not_supported(r_, "I/O vectors on list entries (PTL_IOVEC)");
     PortalTableEntry& pt = n->table[a.pt_index];
     if (pt.priority.size() + pt.overflow.size() >= static_cast<size_t>(n->limits.max_list_size)) return PTL_LIST_TOO_LONG;
@@ -468,20 +487,17 @@ int Call::me_append()
     entry->min_free = a.min_free;
     entry->user_ptr = a.user_ptr;
     entry->linked = true;
-    EntryCriteria& c = entry->criteria;
-    c.matching = !a.is_le;
-    c.options = a.options;
-    c.length = a.length;
-    c.match_bits = a.match_bits;
-    c.ignore_bits = a.ignore_bits;
-    ptl_process_t match_id;
-    std::memcpy(&match_id, &a.match_id, sizeof match_id);
-    c.logical = n->options & PTL_NI_LOGICAL;
-    c.match_nid = match_id.phys.nid;
-    c.match_pid = match_id.phys.pid;
-    c.match_rank = match_id.rank;
-    pt.priority.push_back(entry);
+    entry->criteria = criteria_of(a, *n);
     out<wire::HandleReply>().handle = entry->handle;
+    // A priority entry first claims the unexpected headers it matches; a use-once entry
+    // consumed that way is never linked.
+    if (a.list == PTL_PRIORITY_LIST && claim_unexpected(pt, *entry, a.user_ptr, true) &&
+        (a.options & PTL_ME_USE_ONCE)) {
+        entry->linked = false;
+        p_.entries[index].reset();
+        return PTL_OK;
+    }
+    (a.list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
     if (!(a.options & PTL_ME_EVENT_LINK_DISABLE) && pt.eq != PTL_EQ_NONE) {
         ptl_event_t event{};
         event.type = PTL_EVENT_LINK;
@@ -489,6 +505,58 @@ int Call::me_append()
         event.pt_index = a.pt_index;
         event.ptl_list = entry->list;
         event.ni_fail_type = PTL_NI_OK;
+        write_event(nic(), p_, pt.eq, event);
+    }
+    return PTL_OK;
+}
+
+// Unexpected headers matching `entry`: each becomes an overflow event (with `user_ptr`)
+// and, when `claim`, leaves the list; a use-once entry takes only the first. Returns
+// whether any matched.
+bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
+{
+    bool any = false;
+    for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
+        if (!criteria_match(entry.criteria, it->source)) {
+            ++it;
+            continue;
+        }
+        any = true;
+        ptl_event_t event = it->event;
+        event.user_ptr = reinterpret_cast<void*>(user_ptr);
+        if (!claim) {  // PtlMESearch with PTL_SEARCH_ONLY: report the first, keep it
+            event.type = PTL_EVENT_SEARCH;
+            write_event(nic(), p_, pt.eq, event);
+            return true;
+        }
+        if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
+            count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
+        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, pt.eq, event);
+        it = pt.unexpected.erase(it);
+        if (entry.criteria.options & PTL_ME_USE_ONCE) break;
+    }
+    return any;
+}
+
+int Call::me_search()
+{
+    const auto& a = args<wire::MEAppendArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || n->matching() == static_cast<bool>(a.is_le)) return PTL_ARG_INVALID;
+    uint32_t mask = a.is_le ? PTL_LE_APPEND_OPTIONS_MASK : PTL_ME_APPEND_OPTIONS_MASK;
+    if ((a.options & ~mask) || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated ||
+        !ct_or_none(a.ct, n->index) || (a.list != PTL_SEARCH_ONLY && a.list != PTL_SEARCH_DELETE))
+        return PTL_ARG_INVALID;
+    ListEntry probe;
+    probe.criteria = criteria_of(a, *n);
+    probe.ct = a.ct;
+    PortalTableEntry& pt = n->table[a.pt_index];
+    if (!claim_unexpected(pt, probe, a.user_ptr, a.list == PTL_SEARCH_DELETE)) {
+        ptl_event_t event{};
+        event.type = PTL_EVENT_SEARCH;
+        event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
+        event.pt_index = a.pt_index;
+        event.ni_fail_type = PTL_NI_NO_MATCH;
         write_event(nic(), p_, pt.eq, event);
     }
     return PTL_OK;

@@ -81,6 +81,13 @@ struct ListEntry {
 };
 using ListEntryPtr = std::shared_ptr<ListEntry>;
 
+// A message that landed in an overflow-list entry, remembered until a priority entry
+// appended later (or a search) claims it. `event` is its overflow event, ready to send.
+struct UnexpectedHeader {
+    ptl_event_t event;
+    Incoming source;  // match bits and initiator, to match later entries against
+};
+
 struct PortalTableEntry {
     bool allocated = false;
     bool enabled = false;
@@ -88,6 +95,7 @@ struct PortalTableEntry {
     uint32_t eq = PTL_EQ_NONE;
     std::list<ListEntryPtr> priority;
     std::list<ListEntryPtr> overflow;
+    std::deque<UnexpectedHeader> unexpected;
 };
 
 struct NetworkInterface {

@@ -98,6 +98,7 @@ enum class Op : uint32_t {
     PtlGetUid,
     PtlFetchAtomic,
     PtlSwap,
+    PtlMESearch,  // args: MEAppendArgs, `list` holding the search operation
     Count
 };
 
