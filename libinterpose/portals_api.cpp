@@ -56,6 +56,32 @@ int data_call(wire::Op op, const wire::DataArgs& args)
     return call(op, &args, sizeof args).rc;
 }
 
+wire::FetchArgs fetch_of(ptl_handle_md_t get_md, ptl_size_t local_get_offset, ptl_handle_md_t put_md,
+                                ptl_size_t local_put_offset, ptl_size_t length, ptl_process_t target_id,
+                                ptl_pt_index_t pt_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
+                                void* user_ptr, ptl_hdr_data_t hdr_data, const unsigned char* operand,
+                                ptl_op_t operation, ptl_datatype_t datatype)
+{
+    wire::FetchArgs args{};
+    args.data = wire::DataArgs{put_md, pt_index, local_put_offset, length, raw(target_id), match_bits, remote_offset,
+                               reinterpret_cast<uint64_t>(user_ptr), hdr_data, PTL_NO_ACK_REQ, operation, datatype, 0};
+    args.get_md = get_md;
+    args.local_get_offset = local_get_offset;
+    if (operand) std::memcpy(args.operand, operand, sizeof args.operand);
+    return args;
+}
+
+bool swap_operand(const void* operand, ptl_op_t operation, ptl_datatype_t datatype, unsigned char (&element)[32])
+{
+    // The operand is one element of the datatype; read no more than that from the caller.
+    static const unsigned char sizes[] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 8, 16, sizeof(long double), 2 * sizeof(long double)};
+    std::memset(element, 0, sizeof element);
+    if (!operand) return operation == PTL_SWAP;
+    if (datatype >= sizeof sizes) return false;
+    std::memcpy(element, operand, sizes[datatype]);
+    return true;
+}
+
 }  // namespace
 
 #define REQUIRE_RANK()                                     \
@@ -417,28 +443,15 @@ S4BXI_API int PtlAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_
     return data_call(wire::Op::PtlAtomic, args);
 }
 
-static int fetch_call(wire::Op op, ptl_handle_md_t get_md, ptl_size_t local_get_offset, ptl_handle_md_t put_md,
-                      ptl_size_t local_put_offset, ptl_size_t length, ptl_process_t target_id, ptl_pt_index_t pt_index,
-                      ptl_match_bits_t match_bits, ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data,
-                      const void* operand, ptl_op_t operation, ptl_datatype_t datatype)
-{
-    wire::FetchArgs args{};
-    args.data = wire::DataArgs{put_md, pt_index, local_put_offset, length, raw(target_id), match_bits, remote_offset,
-                               reinterpret_cast<uint64_t>(user_ptr), hdr_data, PTL_NO_ACK_REQ, operation, datatype, 0};
-    args.get_md = get_md;
-    args.local_get_offset = local_get_offset;
-    if (operand) std::memcpy(args.operand, operand, sizeof args.operand);
-    return call(op, &args, sizeof args).rc;
-}
-
 S4BXI_API int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset, ptl_handle_md_t put_md_handle,
                              ptl_size_t local_put_offset, ptl_size_t length, ptl_process_t target_id,
                              ptl_pt_index_t pt_index, ptl_match_bits_t match_bits, ptl_size_t remote_offset,
                              void* user_ptr, ptl_hdr_data_t hdr_data, ptl_op_t operation, ptl_datatype_t datatype)
 {
     REQUIRE_RANK();
-    return fetch_call(wire::Op::PtlFetchAtomic, get_md_handle, local_get_offset, put_md_handle, local_put_offset, length,
-                      target_id, pt_index, match_bits, remote_offset, user_ptr, hdr_data, nullptr, operation, datatype);
+    wire::FetchArgs args = fetch_of(get_md_handle, local_get_offset, put_md_handle, local_put_offset, length, target_id,
+                                    pt_index, match_bits, remote_offset, user_ptr, hdr_data, nullptr, operation, datatype);
+    return call(wire::Op::PtlFetchAtomic, &args, sizeof args).rc;
 }
 
 S4BXI_API int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset, ptl_handle_md_t put_md_handle,
@@ -447,17 +460,129 @@ S4BXI_API int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset
                       const void* operand, ptl_op_t operation, ptl_datatype_t datatype)
 {
     REQUIRE_RANK();
-    if (operation != PTL_SWAP && !operand) return PTL_ARG_INVALID;
-    // The operand is one element of the datatype; read no more than that from the caller.
-    unsigned char element[32] = {};
-    if (operand) {
-        static const unsigned char sizes[] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 8, 16, sizeof(long double), 2 * sizeof(long double)};
-        if (datatype >= sizeof sizes) return PTL_ARG_INVALID;
-        std::memcpy(element, operand, sizes[datatype]);
-    }
-    return fetch_call(wire::Op::PtlSwap, get_md_handle, local_get_offset, put_md_handle, local_put_offset, length,
-                      target_id, pt_index, match_bits, remote_offset, user_ptr, hdr_data, operand ? element : nullptr,
-                      operation, datatype);
+    unsigned char element[32];
+    if (!swap_operand(operand, operation, datatype, element)) return PTL_ARG_INVALID;
+    wire::FetchArgs args = fetch_of(get_md_handle, local_get_offset, put_md_handle, local_put_offset, length, target_id,
+                                    pt_index, match_bits, remote_offset, user_ptr, hdr_data, element, operation, datatype);
+    return call(wire::Op::PtlSwap, &args, sizeof args).rc;
+}
+
+// ---------------------------------------------------------------------------------------
+// Triggered operations: the same arguments, plus the counter and threshold that fire them.
+
+static int trigger(wire::Op op, const wire::FetchArgs& fetch, ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+    wire::TriggeredArgs args{};
+    args.op = static_cast<uint32_t>(op);
+    args.trigger_ct = trig_ct_handle;
+    args.threshold = threshold;
+    args.fetch = fetch;
+    return call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+}
+
+static wire::FetchArgs data_only(const wire::DataArgs& data)
+{
+    wire::FetchArgs fetch{};
+    fetch.data = data;
+    return fetch;
+}
+
+S4BXI_API int PtlTriggeredPut(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                              ptl_ack_req_t ack_req, ptl_process_t target_id, ptl_pt_index_t pt_index,
+                              ptl_match_bits_t match_bits, ptl_size_t remote_offset, void* user_ptr,
+                              ptl_hdr_data_t hdr_data, ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    return trigger(wire::Op::PtlPut,
+                   data_only({md_handle, pt_index, local_offset, length, raw(target_id), match_bits, remote_offset,
+                              reinterpret_cast<uint64_t>(user_ptr), hdr_data, ack_req, 0, 0, 0}),
+                   trig_ct_handle, threshold);
+}
+
+S4BXI_API int PtlTriggeredGet(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                              ptl_process_t target_id, ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+                              ptl_size_t remote_offset, void* user_ptr, ptl_handle_ct_t trig_ct_handle,
+                              ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    return trigger(wire::Op::PtlGet,
+                   data_only({md_handle, pt_index, local_offset, length, raw(target_id), match_bits, remote_offset,
+                              reinterpret_cast<uint64_t>(user_ptr), 0, PTL_NO_ACK_REQ, 0, 0, 0}),
+                   trig_ct_handle, threshold);
+}
+
+S4BXI_API int PtlTriggeredAtomic(ptl_handle_md_t md_handle, ptl_size_t local_offset, ptl_size_t length,
+                                 ptl_ack_req_t ack_req, ptl_process_t target_id, ptl_pt_index_t pt_index,
+                                 ptl_match_bits_t match_bits, ptl_size_t remote_offset, void* user_ptr,
+                                 ptl_hdr_data_t hdr_data, ptl_op_t operation, ptl_datatype_t datatype,
+                                 ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    return trigger(wire::Op::PtlAtomic,
+                   data_only({md_handle, pt_index, local_offset, length, raw(target_id), match_bits, remote_offset,
+                              reinterpret_cast<uint64_t>(user_ptr), hdr_data, ack_req, operation, datatype, 0}),
+                   trig_ct_handle, threshold);
+}
+
+S4BXI_API int PtlTriggeredFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
+                                      ptl_handle_md_t put_md_handle, ptl_size_t local_put_offset, ptl_size_t length,
+                                      ptl_process_t target_id, ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+                                      ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data,
+                                      ptl_op_t operation, ptl_datatype_t datatype, ptl_handle_ct_t trig_ct_handle,
+                                      ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    return trigger(wire::Op::PtlFetchAtomic,
+                   fetch_of(get_md_handle, local_get_offset, put_md_handle, local_put_offset, length, target_id,
+                            pt_index, match_bits, remote_offset, user_ptr, hdr_data, nullptr, operation, datatype),
+                   trig_ct_handle, threshold);
+}
+
+S4BXI_API int PtlTriggeredSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset,
+                               ptl_handle_md_t put_md_handle, ptl_size_t local_put_offset, ptl_size_t length,
+                               ptl_process_t target_id, ptl_pt_index_t pt_index, ptl_match_bits_t match_bits,
+                               ptl_size_t remote_offset, void* user_ptr, ptl_hdr_data_t hdr_data, const void* operand,
+                               ptl_op_t operation, ptl_datatype_t datatype, ptl_handle_ct_t trig_ct_handle,
+                               ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    unsigned char element[32];
+    if (!swap_operand(operand, operation, datatype, element)) return PTL_ARG_INVALID;
+    return trigger(wire::Op::PtlSwap,
+                   fetch_of(get_md_handle, local_get_offset, put_md_handle, local_put_offset, length, target_id,
+                            pt_index, match_bits, remote_offset, user_ptr, hdr_data, element, operation, datatype),
+                   trig_ct_handle, threshold);
+}
+
+static int trigger_counter(wire::Op op, ptl_handle_ct_t ct_handle, ptl_ct_event_t value, ptl_handle_ct_t trig_ct_handle,
+                           ptl_size_t threshold)
+{
+    wire::TriggeredArgs args{};
+    args.op = static_cast<uint32_t>(op);
+    args.trigger_ct = trig_ct_handle;
+    args.threshold = threshold;
+    args.counter = wire::CTArgs{ct_handle, 0, value.success, value.failure};
+    return call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+}
+
+S4BXI_API int PtlTriggeredCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment, ptl_handle_ct_t trig_ct_handle,
+                                ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    return trigger_counter(wire::Op::PtlCTInc, ct_handle, increment, trig_ct_handle, threshold);
+}
+
+S4BXI_API int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct, ptl_handle_ct_t trig_ct_handle,
+                                ptl_size_t threshold)
+{
+    REQUIRE_RANK();
+    return trigger_counter(wire::Op::PtlCTSet, ct_handle, new_ct, trig_ct_handle, threshold);
+}
+
+S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t ct_handle)
+{
+    REQUIRE_RANK();
+    return handle_call(wire::Op::PtlCTCancelTriggered, ct_handle);
 }
 
 S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2)
@@ -484,49 +609,9 @@ S4BXI_API int PtlGetMap(ptl_handle_ni_t, ptl_size_t, ptl_process_t*, ptl_size_t*
 {
     return not_supported("PtlGetMap (logical addressing)");
 }
-S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t)
-{
-    return not_supported("PtlCTCancelTriggered");
-}
 S4BXI_API int PtlAtomicSync(void)
 {
     return PTL_OK;  // atomics are applied in order at the target: nothing to wait for
-}
-S4BXI_API int PtlTriggeredPut(ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_ack_req_t, ptl_process_t, ptl_pt_index_t,
-                              ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredPut");
-}
-S4BXI_API int PtlTriggeredGet(ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t, ptl_pt_index_t, ptl_match_bits_t,
-                              ptl_size_t, void*, ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredGet");
-}
-S4BXI_API int PtlTriggeredAtomic(ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_ack_req_t, ptl_process_t, ptl_pt_index_t,
-                                 ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, ptl_op_t, ptl_datatype_t,
-                                 ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredAtomic");
-}
-S4BXI_API int PtlTriggeredFetchAtomic(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t,
-                                      ptl_process_t, ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*,
-                                      ptl_hdr_data_t, ptl_op_t, ptl_datatype_t, ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredFetchAtomic");
-}
-S4BXI_API int PtlTriggeredSwap(ptl_handle_md_t, ptl_size_t, ptl_handle_md_t, ptl_size_t, ptl_size_t, ptl_process_t,
-                               ptl_pt_index_t, ptl_match_bits_t, ptl_size_t, void*, ptl_hdr_data_t, const void*,
-                               ptl_op_t, ptl_datatype_t, ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredSwap");
-}
-S4BXI_API int PtlTriggeredCTInc(ptl_handle_ct_t, ptl_ct_event_t, ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredCTInc");
-}
-S4BXI_API int PtlTriggeredCTSet(ptl_handle_ct_t, ptl_ct_event_t, ptl_handle_ct_t, ptl_size_t)
-{
-    return not_supported("PtlTriggeredCTSet");
 }
 S4BXI_API int PtlStartBundle(ptl_handle_ni_t)
 {

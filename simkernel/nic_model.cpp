@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "atomics.hpp"
@@ -277,14 +278,67 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
     owner.activity->notify_all();
 }
 
+namespace {
+
+// Fires, in threshold then registration order, every trigger the counter has reached.
+void fire_triggers(RankPortals& owner, uint32_t index)
+{
+    while (index < owner.cts.size() && owner.cts[index].used) {
+        auto& triggers = owner.cts[index].triggers;
+        auto due = std::min_element(triggers.begin(), triggers.end(), [](const Trigger& a, const Trigger& b) {
+            return a.threshold != b.threshold ? a.threshold < b.threshold : a.order < b.order;
+        });
+        if (due == triggers.end() || due->threshold > owner.cts[index].value.success) return;
+        auto fire = std::move(due->fire);
+        triggers.erase(due);
+        fire();  // may change this or other counters, and fire their triggers
+    }
+}
+
+Counter* counter(RankPortals& owner, uint32_t ct_handle)
+{
+    if (ct_handle == PTL_CT_NONE || handle_kind(ct_handle) != HandleKind::CT) return nullptr;
+    uint32_t index = handle_index(ct_handle);
+    return index < owner.cts.size() && owner.cts[index].used ? &owner.cts[index] : nullptr;
+}
+
+}  // namespace
+
 void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint64_t failure)
 {
-    if (ct_handle == PTL_CT_NONE) return;
-    uint32_t index = handle_index(ct_handle);
-    if (index >= owner.cts.size() || !owner.cts[index].used) return;
-    owner.cts[index].value.success += success;
-    owner.cts[index].value.failure += failure;
+    Counter* c = counter(owner, ct_handle);
+    if (!c) return;
+    c->value.success += success;
+    c->value.failure += failure;
     owner.activity->notify_all();
+    fire_triggers(owner, handle_index(ct_handle));
+}
+
+void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
+{
+    Counter* c = counter(owner, ct_handle);
+    if (!c) return;
+    c->value = value;
+    owner.activity->notify_all();
+    fire_triggers(owner, handle_index(ct_handle));
+}
+
+void capture_payload(Transfer& t)
+{
+    if (t.kind == MessageType::Get) return;
+    t.payload.resize(t.length);
+    t.payload_readable =
+        t.length == 0 || read_rank_memory(t.initiator->rank->pid, t.md.start + t.local_offset, t.payload.data(), t.length);
+}
+
+void issue_triggered(const TransferPtr& transfer)
+{
+    Transfer& t = *transfer;
+    capture_payload(t);
+    t.triggered = true;
+    uint64_t size = t.kind == MessageType::Get ? nic_model().timings().get_request_size : t.length;
+    nic_model().nic(t.initiator_nid).tx_queue(t.request_vn).push_detached(
+        new Message{t.kind, transfer, size, t.initiator_nid, t.target_nid, t.kind});
 }
 
 void emit_send(Nic& nic, Transfer& t)
@@ -413,7 +467,7 @@ void Nic::tx_put_like(Message* message, VirtualNetwork vn)
 {
     Transfer& t = *message->transfer;
     const NicTimings& timing = nic_model().timings();
-    t.initiator->nis[t.ni_index].command_slots->release();
+    if (!t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
     sg4::this_actor::sleep_for(timing.send_preparation);
     bool dma = !t.pio && spec_.model_pci && t.length > inline_limit(t.matching);
     sg4::CommPtr dma_read;
@@ -434,7 +488,7 @@ void Nic::tx_put_like(Message* message, VirtualNetwork vn)
 void Nic::tx_get(Message* message, VirtualNetwork vn)
 {
     Transfer& t = *message->transfer;
-    t.initiator->nis[t.ni_index].command_slots->release();
+    if (!t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
     sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
     network_send(message, vn, true);
     sg4::this_actor::sleep_for(nic_model().timings().tx_after_get);

@@ -76,6 +76,7 @@ struct Transfer {
     // issued: the program may reuse its buffer after SEND, before the message lands.
     std::vector<unsigned char> payload;
     bool payload_readable = true;
+    bool triggered = false;  // issued by the NIC itself: holds no command-queue slot
     bool has_compare = false;         // PtlSwap's compare / mask operand
     unsigned char compare[32] = {};
     // Filled by the target.
@@ -184,8 +185,15 @@ VirtualNetwork response_vn(VirtualNetwork request_vn);
 // Writes an event into an EQ of `owner`: a 96-byte PCIe write, then delivery to the
 // rank's core after the route latency from the calling actor's host.
 void write_event(Nic& nic, RankPortals& owner, uint32_t eq, const ptl_event_t& event);
-// Counting event; wakes waiters of the rank.
+// Counting event; wakes waiters of the rank and fires the triggered operations whose
+// threshold is reached.
 void count_event(RankPortals& owner, uint32_t ct, uint64_t success, uint64_t failure);
+void set_counter(RankPortals& owner, uint32_t ct, ptl_ct_event_t value);
+// A triggered data operation whose threshold was reached: the NIC reads the payload now
+// and queues the command itself (no PCIe command write, no command-queue slot).
+void issue_triggered(const TransferPtr& transfer);
+// Reads the payload (Put) or operand (Atomic, FetchAtomic, Swap) from the initiator.
+void capture_payload(Transfer& transfer);
 void emit_send(Nic& nic, Transfer& transfer);
 
 }  // namespace s4bxi::sim

@@ -239,7 +239,11 @@ private:
     int ct_poll();
     int ct_update(bool set);
     int get_id(bool physical);
+    int prepare(MessageType kind, bool swap, const wire::FetchArgs& f, TransferPtr& out);
+    wire::FetchArgs fetch_args(MessageType kind) const;
     int data(MessageType kind, bool swap = false);
+    int triggered();
+    int cancel_triggered();
 
     RankRecord& r_;
     RankPortals& p_;
@@ -294,6 +298,8 @@ int Call::run()
     case wire::Op::PtlAtomic: return data(MessageType::Atomic);
     case wire::Op::PtlFetchAtomic: return data(MessageType::FetchAtomic);
     case wire::Op::PtlSwap: return data(MessageType::FetchAtomic, true);
+    case wire::Op::PtlTriggered: return triggered();
+    case wire::Op::PtlCTCancelTriggered: return cancel_triggered();
     default: return PTL_ARG_INVALID;
     }
 }
@@ -723,14 +729,9 @@ int Call::ct_poll()
 int Call::ct_update(bool set)
 {
     const auto& a = args<wire::CTArgs>();
-    Counter* c = ct(a.ct);
-    if (!c) return PTL_ARG_INVALID;
-    if (set) c->value = {a.success, a.failure};
-    else {
-        c->value.success += a.success;
-        c->value.failure += a.failure;
-    }
-    p_.activity->notify_all();
+    if (!ct(a.ct)) return PTL_ARG_INVALID;
+    if (set) set_counter(p_, a.ct, {a.success, a.failure});
+    else count_event(p_, a.ct, a.success, a.failure);
     return PTL_OK;
 }
 
@@ -748,17 +749,17 @@ int Call::get_id(bool physical)
     return PTL_OK;
 }
 
-// CPU side of Put, Get, Atomic, FetchAtomic and Swap (appendix §5.1 to §5.5).
-int Call::data(MessageType kind, bool swap)
+// Validates a data operation (Put, Get, Atomic, FetchAtomic, Swap) and builds its
+// transfer, without touching the initiator's memory yet.
+int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, TransferPtr& out)
 {
     bool fetch = kind == MessageType::FetchAtomic;
-    const auto& a = fetch ? args<wire::FetchArgs>().data : args<wire::DataArgs>();
+    const wire::DataArgs& a = f.data;
     MemoryDescriptor* m = md(a.md);
     if (!m) return PTL_ARG_INVALID;
     NetworkInterface& n = p_.nis[m->ni];
     MemoryDescriptor* get_md = nullptr;
     if (fetch) {
-        const auto& f = args<wire::FetchArgs>();
         get_md = md(f.get_md);
         if (!get_md || get_md->ni != m->ni) return PTL_ARG_INVALID;
         if (f.local_get_offset > get_md->length || a.length > get_md->length - f.local_get_offset) return PTL_ARG_INVALID;
@@ -791,7 +792,7 @@ int Call::data(MessageType kind, bool swap)
     t->md = *m;
     t->local_offset = a.local_offset;
     t->length = a.length;
-    t->ack_req = kind == MessageType::Get ? PTL_NO_ACK_REQ : a.ack_req;
+    t->ack_req = kind == MessageType::Get || fetch ? PTL_NO_ACK_REQ : a.ack_req;
     t->target_nid = target.phys.nid;
     t->target_pid = target.phys.pid;
     t->pt_index = a.pt_index;
@@ -802,38 +803,109 @@ int Call::data(MessageType kind, bool swap)
     t->atomic_op = a.atomic_op;
     t->atomic_type = a.atomic_type;
     if (fetch) {
-        const auto& f = args<wire::FetchArgs>();
         t->get_md = *get_md;
         t->local_get_offset = f.local_get_offset;
         t->has_compare = swap && a.atomic_op != PTL_SWAP;
         std::memcpy(t->compare, f.operand, sizeof t->compare);
     }
-    ++r_.portals_ops;
-    if (kind != MessageType::Get) {
-        r_.bytes_sent += a.length;
-        t->payload.resize(a.length);
-        t->payload_readable = a.length == 0 || read_rank_memory(r_.pid, m->start + a.local_offset, t->payload.data(), a.length);
-    }
+    out = std::move(t);
+    return PTL_OK;
+}
 
+wire::FetchArgs Call::fetch_args(MessageType kind) const
+{
+    if (kind == MessageType::FetchAtomic) return args<wire::FetchArgs>();
+    wire::FetchArgs f{};
+    f.data = args<wire::DataArgs>();
+    return f;
+}
+
+// CPU side of Put, Get, Atomic, FetchAtomic and Swap (appendix §5.1 to §5.5).
+int Call::data(MessageType kind, bool swap)
+{
+    TransferPtr t;
+    if (int rc = prepare(kind, swap, fetch_args(kind), t); rc != PTL_OK) return rc;
+    capture_payload(*t);
+    ++r_.portals_ops;
+    if (kind != MessageType::Get) r_.bytes_sent += t->length;
+
+    NetworkInterface& n = p_.nis[t->ni_index];
     r_.waiting_on = "a free slot in the NIC command queue";
     n.command_slots->acquire();
     const NicTimings& timing = nic_model().timings();
     const PlatformSpec& spec = nic_model().spec();
     uint64_t inline_bytes = inline_limit(t->matching);
-    if (kind != MessageType::Get && !swap && spec.model_pci && a.length > inline_bytes &&
-        a.length <= pio_limit(t->matching) && (m->options & PTL_MD_VOLATILE)) {
+    if (kind != MessageType::Get && !swap && spec.model_pci && t->length > inline_bytes &&
+        t->length <= pio_limit(t->matching) && (t->md.options & PTL_MD_VOLATILE)) {
         t->pio = true;
         if (kind == MessageType::Put) {
-            sg4::Comm::sendto_init(nic().cpu0(), nic().hosts().nic)->set_payload_size(a.length - inline_bytes)->detach();
+            sg4::Comm::sendto_init(nic().cpu0(), nic().hosts().nic)->set_payload_size(t->length - inline_bytes)->detach();
             sg4::this_actor::sleep_for(timing.cpu_after_pio);
         } else {
-            sg4::Comm::sendto(nic().cpu0(), nic().hosts().nic, a.length - inline_bytes);
+            sg4::Comm::sendto(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes);
         }
     }
-    uint64_t network_size = kind == MessageType::Get ? timing.get_request_size : a.length;
+    uint64_t network_size = kind == MessageType::Get ? timing.get_request_size : t->length;
     auto* message = new Message{kind, t, network_size, p_.nid, t->target_nid, kind};
     r_.waiting_on = "the PCIe command write";
     nic().tx_queue(t->request_vn).push_blocking(message, timing.command_size);
+    return PTL_OK;
+}
+
+// PtlTriggered*: the operation is registered with the NIC (one command write) and fires
+// when the trigger counter reaches the threshold, which may be right away.
+int Call::triggered()
+{
+    const auto& a = args<wire::TriggeredArgs>();
+    Counter* trigger = ct(a.trigger_ct);
+    if (!trigger) return PTL_ARG_INVALID;
+    NetworkInterface& n = p_.nis[trigger->ni];
+    std::function<void()> fire;
+    auto op = static_cast<wire::Op>(a.op);
+    if (op == wire::Op::PtlCTInc || op == wire::Op::PtlCTSet) {
+        Counter* target = ct(a.counter.ct);
+        if (!target || target->ni != trigger->ni) return PTL_ARG_INVALID;
+        RankPortals* owner = &p_;
+        uint32_t handle = a.counter.ct;
+        ptl_ct_event_t value{a.counter.success, a.counter.failure};
+        if (op == wire::Op::PtlCTInc)
+            fire = [owner, handle, value] { count_event(*owner, handle, value.success, value.failure); };
+        else
+            fire = [owner, handle, value] { set_counter(*owner, handle, value); };
+    } else {
+        MessageType kind;
+        bool swap = op == wire::Op::PtlSwap;
+        switch (op) {
+        case wire::Op::PtlPut: kind = MessageType::Put; break;
+        case wire::Op::PtlGet: kind = MessageType::Get; break;
+        case wire::Op::PtlAtomic: kind = MessageType::Atomic; break;
+        case wire::Op::PtlFetchAtomic:
+        case wire::Op::PtlSwap: kind = MessageType::FetchAtomic; break;
+        default: return PTL_ARG_INVALID;
+        }
+        TransferPtr t;
+        if (int rc = prepare(kind, swap, a.fetch, t); rc != PTL_OK) return rc;
+        if (t->ni_index != trigger->ni) return PTL_ARG_INVALID;
+        if (kind != MessageType::Get) r_.bytes_sent += t->length;
+        fire = [t] { issue_triggered(t); };
+    }
+    uint64_t pending = 0;
+    for (const auto& c : p_.cts) pending += c.triggers.size();
+    if (pending >= static_cast<uint64_t>(n.limits.max_triggered_ops)) return PTL_NO_SPACE;
+    ++r_.portals_ops;
+    management_command();
+    trigger = ct(a.trigger_ct);  // the command write let other actors run
+    if (!trigger) return PTL_ARG_INVALID;
+    trigger->triggers.push_back(Trigger{a.threshold, p_.triggers_registered++, std::move(fire)});
+    count_event(p_, a.trigger_ct, 0, 0);  // fires now if the threshold is already reached
+    return PTL_OK;
+}
+
+int Call::cancel_triggered()
+{
+    Counter* c = ct(args<wire::HandleArgs>().handle);
+    if (!c) return PTL_ARG_INVALID;
+    c->triggers.clear();
     return PTL_OK;
 }
 
@@ -870,7 +942,7 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
 {
     auto op = static_cast<wire::Op>(request.op);
     bool data_movement = op == wire::Op::PtlPut || op == wire::Op::PtlGet || op == wire::Op::PtlAtomic ||
-                         op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap;
+                         op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap || op == wire::Op::PtlTriggered;
     if (!data_movement) ++rank.portals_ops;  // data calls count themselves once validated
     try {
         int rc = Call(rank, request, reply).run();

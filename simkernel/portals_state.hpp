@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <vector>
@@ -51,10 +52,18 @@ struct EventQueue {
     bool dropped = false;  // an event was lost because the queue was full
 };
 
+// An operation waiting for a counter to reach its threshold (triggered operations).
+struct Trigger {
+    uint64_t threshold;
+    uint64_t order;  // registration order, for equal thresholds
+    std::function<void()> fire;
+};
+
 struct Counter {
     bool used = false;
     uint32_t ni = 0;
     ptl_ct_event_t value{0, 0};
+    std::vector<Trigger> triggers;
 };
 
 struct MemoryDescriptor {
@@ -125,6 +134,7 @@ struct RankPortals {
     simgrid::s4u::MutexPtr mutex;
     simgrid::s4u::ConditionVariablePtr activity;
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
+    uint64_t triggers_registered = 0;
 };
 
 }  // namespace s4bxi::sim

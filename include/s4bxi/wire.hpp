@@ -99,6 +99,8 @@ enum class Op : uint32_t {
     PtlFetchAtomic,
     PtlSwap,
     PtlMESearch,  // args: MEAppendArgs, `list` holding the search operation
+    PtlTriggered,          // args: TriggeredArgs
+    PtlCTCancelTriggered,  // args: HandleArgs
     Count
 };
 
@@ -287,6 +289,14 @@ struct FetchArgs {  // PtlFetchAtomic, PtlSwap: `data.md` is the put MD (the ope
     uint32_t reserved;
     uint64_t local_get_offset;
     uint8_t operand[32];  // PtlSwap's compare/mask operand: one element of the datatype
+};
+
+struct TriggeredArgs {
+    uint32_t op;  // the operation to trigger: PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic, PtlSwap, PtlCTInc, PtlCTSet
+    uint32_t trigger_ct;
+    uint64_t threshold;
+    FetchArgs fetch;  // data operations (only `data` for Put, Get, Atomic)
+    CTArgs counter;   // PtlCTInc / PtlCTSet: the counter and the value
 };
 
 template <class T>
