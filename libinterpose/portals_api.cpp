@@ -593,34 +593,62 @@ S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle
 // ---------------------------------------------------------------------------------------
 // Declared by portals4.h, not simulated yet: they fail loudly rather than pretend.
 
-S4BXI_API int PtlNIStatus(ptl_handle_ni_t, ptl_sr_index_t, ptl_sr_value_t*)
-{
-    return not_supported("PtlNIStatus");
-}
-S4BXI_API int PtlNIHandle(ptl_handle_any_t, ptl_handle_ni_t*)
-{
-    return not_supported("PtlNIHandle");
-}
-S4BXI_API int PtlSetMap(ptl_handle_ni_t, ptl_size_t, const ptl_process_t*)
-{
-    return not_supported("PtlSetMap (logical addressing)");
-}
-S4BXI_API int PtlGetMap(ptl_handle_ni_t, ptl_size_t, ptl_process_t*, ptl_size_t*)
-{
-    return not_supported("PtlGetMap (logical addressing)");
-}
 S4BXI_API int PtlAtomicSync(void)
 {
     return PTL_OK;  // atomics are applied in order at the target: nothing to wait for
 }
+// Bundles are hints that the calls in between may be deferred and grouped; issuing each
+// call at once is a valid implementation of the hint.
 S4BXI_API int PtlStartBundle(ptl_handle_ni_t)
 {
-    return not_supported("PtlStartBundle");
+    REQUIRE_RANK();
+    return PTL_OK;
 }
 S4BXI_API int PtlEndBundle(ptl_handle_ni_t)
 {
-    return not_supported("PtlEndBundle");
+    REQUIRE_RANK();
+    return PTL_OK;
 }
+
+S4BXI_API int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t status_register, ptl_sr_value_t* status)
+{
+    REQUIRE_RANK();
+    if (!status) return PTL_ARG_INVALID;
+    wire::HandleArgs args{ni_handle, static_cast<uint32_t>(status_register)};
+    const wire::Reply& reply = call(wire::Op::PtlNIStatus, &args, sizeof args);
+    if (reply.rc == PTL_OK) *status = static_cast<ptl_sr_value_t>(result<wire::HandleReply>(reply).value);
+    return reply.rc;
+}
+
+S4BXI_API int PtlNIHandle(ptl_handle_any_t handle, ptl_handle_ni_t* ni_handle)
+{
+    REQUIRE_RANK();
+    if (!ni_handle) return PTL_ARG_INVALID;
+    wire::HandleArgs args{handle, 0};
+    const wire::Reply& reply = call(wire::Op::PtlNIHandle, &args, sizeof args);
+    if (reply.rc == PTL_OK) *ni_handle = result<wire::HandleReply>(reply).handle;
+    return reply.rc;
+}
+
+S4BXI_API int PtlSetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size, const ptl_process_t* mapping)
+{
+    REQUIRE_RANK();
+    if (!mapping || map_size == 0) return PTL_ARG_INVALID;
+    wire::MapArgs args{ni_handle, 0, map_size, reinterpret_cast<uint64_t>(mapping)};
+    return call(wire::Op::PtlSetMap, &args, sizeof args).rc;
+}
+
+S4BXI_API int PtlGetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size, ptl_process_t* mapping,
+                        ptl_size_t* actual_map_size)
+{
+    REQUIRE_RANK();
+    if (!actual_map_size || (map_size > 0 && !mapping)) return PTL_ARG_INVALID;
+    wire::MapArgs args{ni_handle, 0, map_size, reinterpret_cast<uint64_t>(mapping)};
+    const wire::Reply& reply = call(wire::Op::PtlGetMap, &args, sizeof args);
+    if (reply.rc == PTL_OK) *actual_map_size = result<wire::HandleReply>(reply).process;
+    return reply.rc;
+}
+
 S4BXI_API int PtlTriggeredMEAppend(ptl_handle_ni_t, ptl_pt_index_t, ptl_me_t*, ptl_list_t, void*, ptl_handle_me_t*,
                                    ptl_handle_ct_t, ptl_size_t)
 {

@@ -92,6 +92,7 @@ ptl_event_t initiator_event(ptl_event_kind_t kind, const Transfer& t, uint64_t m
     event.match_bits = t.match_bits;
     event.hdr_data = t.hdr_data;
     event.ni_fail_type = t.fail;
+    event.ptl_list = t.list;
     event.initiator.phys.nid = t.target_nid;
     event.initiator.phys.pid = t.target_pid;
     event.atomic_operation = static_cast<ptl_op_t>(t.atomic_op);
@@ -129,6 +130,7 @@ MatchResult match(Nic& nic, Transfer& t)
         result.ni = ni;
         if (!pt.enabled) {
             result.fail = PTL_NI_PT_DISABLED;
+            ++ni->status[PTL_SR_DROP_COUNT];
             return result;
         }
         for (const auto* list : {&pt.priority, &pt.overflow})
@@ -138,14 +140,28 @@ MatchResult match(Nic& nic, Transfer& t)
                 if (!placement) continue;
                 if (!access_permitted(entry->criteria.options, incoming.access)) {
                     result.fail = PTL_NI_PERM_VIOLATION;
+                    ++ni->status[PTL_SR_PERMISSION_VIOLATIONS];
                     return result;
                 }
                 result.entry = entry;
                 result.fail = PTL_NI_OK;
+                t.list = entry->list;
                 t.mlength = placement->mlength;
                 t.offset_used = placement->offset;
                 return result;
             }
+        // Nothing matched. With flow control, the PT disables itself and says so.
+        ++ni->status[PTL_SR_DROP_COUNT];
+        if (pt.options & PTL_PT_FLOWCTRL) {
+            pt.enabled = false;
+            result.fail = PTL_NI_PT_DISABLED;
+            ptl_event_t event{};
+            event.type = PTL_EVENT_PT_DISABLED;
+            event.pt_index = t.pt_index;
+            event.ni_fail_type = PTL_NI_PT_DISABLED;
+            write_event(nic, *ni->owner, pt.eq, event);
+            return result;
+        }
         result.fail = PTL_NI_DROPPED;
         return result;
     }

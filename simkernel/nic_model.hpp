@@ -84,6 +84,7 @@ struct Transfer {
     uint64_t mlength = 0;
     uint64_t offset_used = 0;
     bool matched = false;
+    ptl_list_t list = PTL_PRIORITY_LIST;  // where it matched: the ACK and REPLY tell the initiator
     bool deferred_pending = false;  // GET / FETCH_ATOMIC event waits for the BXI ACK
     RankPortals* target = nullptr;
     uint32_t target_eq = PTL_EQ_NONE;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "atomics.hpp"
 #include "nic_model.hpp"
@@ -226,6 +227,9 @@ private:
     int me_append();
     int me_unlink();
     int me_search();
+    int set_map();
+    int get_map();
+    int ni_handle();
     bool claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
     int eq_alloc();
     int eq_free();
@@ -274,6 +278,16 @@ int Call::run()
     case wire::Op::PtlMEAppend: return me_append();
     case wire::Op::PtlMEUnlink: return me_unlink();
     case wire::Op::PtlMESearch: return me_search();
+    case wire::Op::PtlSetMap: return set_map();
+    case wire::Op::PtlGetMap: return get_map();
+    case wire::Op::PtlNIStatus: {
+        const auto& a = args<wire::HandleArgs>();
+        NetworkInterface* n = ni(a.handle);
+        if (!n || a.reserved >= PTL_SR_LAST) return PTL_ARG_INVALID;
+        out<wire::HandleReply>().value = static_cast<uint32_t>(n->status[a.reserved]);
+        return PTL_OK;
+    }
+    case wire::Op::PtlNIHandle: return ni_handle();
     case wire::Op::PtlEQAlloc: return eq_alloc();
     case wire::Op::PtlEQFree: return eq_free();
     case wire::Op::PtlEQGet: return eq_get(false);
@@ -313,7 +327,6 @@ int Call::ni_init()
     bool logical = options & PTL_NI_LOGICAL, physical = options & PTL_NI_PHYSICAL;
     if (matching == non_matching || logical == physical) return PTL_ARG_INVALID;
     if (a.iface != PTL_IFACE_DEFAULT && a.iface != 0) return PTL_ARG_INVALID;
-    if (logical) not_supported(r_, "logical NIs (PTL_NI_LOGICAL, PtlSetMap)");
     uint32_t index = (matching ? 0 : 1) + (logical ? 2 : 0);
     NetworkInterface& n = p_.nis[index];
     auto& reply = out<wire::NIInitReply>();
@@ -568,6 +581,62 @@ int Call::me_search()
     return PTL_OK;
 }
 
+int Call::set_map()
+{
+    const auto& a = args<wire::MapArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || !(n->options & PTL_NI_LOGICAL) || a.size == 0 || a.size > (1u << 24)) return PTL_ARG_INVALID;
+    if (!n->map.empty()) return PTL_IGNORED;  // the map of an NI is set once
+    std::vector<ptl_process_t> map(a.size);
+    if (!read_rank_memory(r_.pid, a.address, map.data(), a.size * sizeof(ptl_process_t))) return PTL_ARG_INVALID;
+    management_command();
+    n->map = std::move(map);
+    return PTL_OK;
+}
+
+int Call::get_map()
+{
+    const auto& a = args<wire::MapArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || !(n->options & PTL_NI_LOGICAL)) return PTL_ARG_INVALID;
+    if (n->map.empty()) return PTL_NO_SPACE;
+    uint64_t copied = std::min<uint64_t>(a.size, n->map.size());
+    if (copied && !write_rank_memory(r_.pid, a.address, n->map.data(), copied * sizeof(ptl_process_t)))
+        return PTL_ARG_INVALID;
+    out<wire::HandleReply>().process = n->map.size();
+    return PTL_OK;
+}
+
+// The NI an object belongs to.
+int Call::ni_handle()
+{
+    uint32_t handle = args<wire::HandleArgs>().handle;
+    uint32_t index = handle_index(handle);
+    std::optional<uint32_t> owner;
+    switch (handle_kind(handle)) {
+    case HandleKind::NI:
+        if (ni(handle)) owner = index;
+        break;
+    case HandleKind::EQ:
+        if (EventQueue* q = eq(handle)) owner = q->ni;
+        break;
+    case HandleKind::CT:
+        if (Counter* c = ct(handle)) owner = c->ni;
+        break;
+    case HandleKind::MD:
+        if (MemoryDescriptor* m = md(handle)) owner = m->ni;
+        break;
+    case HandleKind::ME:
+    case HandleKind::LE:
+        if (index < p_.entries.size() && p_.entries[index] && p_.entries[index]->handle == handle)
+            owner = p_.entries[index]->ni;
+        break;
+    }
+    if (!owner) return PTL_ARG_INVALID;
+    out<wire::HandleReply>().handle = make_handle(HandleKind::NI, *owner);
+    return PTL_OK;
+}
+
 int Call::me_unlink()
 {
     uint32_t handle = args<wire::HandleArgs>().handle;
@@ -780,6 +849,10 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
     }
     ptl_process_t target;
     std::memcpy(&target, &a.target, sizeof target);
+    if (n.options & PTL_NI_LOGICAL) {  // rank -> (nid, pid) through the NI's map
+        if (target.rank >= n.map.size()) return PTL_ARG_INVALID;
+        target = n.map[target.rank];
+    }
     if (target.phys.nid >= nic_model().size()) return PTL_ARG_INVALID;
 
     auto t = std::make_shared<Transfer>();

@@ -115,6 +115,8 @@ struct NetworkInterface {
     ptl_ni_limits_t limits{};
     std::vector<PortalTableEntry> table;
     simgrid::s4u::SemaphorePtr command_slots;  // the NIC command queue depth
+    std::vector<ptl_process_t> map;             // logical NIs: rank -> (nid, pid)
+    ptl_sr_value_t status[PTL_SR_LAST] = {};    // PtlNIStatus registers
     RankPortals* owner = nullptr;
     bool matching() const { return options & PTL_NI_MATCHING; }
 };

@@ -101,6 +101,10 @@ enum class Op : uint32_t {
     PtlMESearch,  // args: MEAppendArgs, `list` holding the search operation
     PtlTriggered,          // args: TriggeredArgs
     PtlCTCancelTriggered,  // args: HandleArgs
+    PtlSetMap,             // args: MapArgs
+    PtlGetMap,             // args: MapArgs; reply: HandleReply.process = actual size
+    PtlNIStatus,           // args: HandleArgs (reserved = register); reply: HandleReply.value
+    PtlNIHandle,           // args: HandleArgs; reply: HandleReply.handle
     Count
 };
 
@@ -289,6 +293,13 @@ struct FetchArgs {  // PtlFetchAtomic, PtlSwap: `data.md` is the put MD (the ope
     uint32_t reserved;
     uint64_t local_get_offset;
     uint8_t operand[32];  // PtlSwap's compare/mask operand: one element of the datatype
+};
+
+struct MapArgs {  // the map itself stays in the rank's memory: the server reads or writes it
+    uint32_t ni;
+    uint32_t reserved;
+    uint64_t size;     // entries
+    uint64_t address;  // ptl_process_t array
 };
 
 struct TriggeredArgs {

@@ -93,7 +93,8 @@ int main(void)
             PtlPut(md, 0, 16, PTL_ACK_REQ, peer, 7, bits, 0, NULL, 0);
             ptl_event_t event;
             do event = next(); while (event.type != PTL_EVENT_ACK);
-            expect(event.ni_fail_type == PTL_NI_OK, "accepted by the overflow entry");
+            expect(event.ni_fail_type == PTL_NI_OK && event.ptl_list == PTL_OVERFLOW_LIST,
+                   "accepted by the overflow entry, and the ACK says so");
         }
     }
     PtlNIFini(ni);
