@@ -125,7 +125,11 @@ MatchResult match(Nic& nic, Transfer& t)
     for (NetworkInterface* ni : nic.interfaces()) {
         if (!ni->used || ni->matching() != t.matching) continue;
         if (t.target_pid != PTL_PID_ANY && ni->pid != t.target_pid) continue;
-        if (t.pt_index >= ni->table.size() || !ni->table[t.pt_index].allocated) continue;
+        if (t.pt_index >= ni->table.size() || !ni->table[t.pt_index].allocated) {
+            XBT_INFO("rank %d: message from node %u to the unallocated pt %u: dropped", ni->owner->rank->rank,
+                     t.initiator_nid, t.pt_index);
+            continue;
+        }
         PortalTableEntry& pt = ni->table[t.pt_index];
         result.ni = ni;
         if (!pt.enabled) {
@@ -152,6 +156,8 @@ MatchResult match(Nic& nic, Transfer& t)
             }
         // Nothing matched. With flow control, the PT disables itself and says so.
         ++ni->status[PTL_SR_DROP_COUNT];
+        XBT_INFO("rank %d: message from node %u (pt %u, match bits %#llx) matched nothing: dropped",
+                 ni->owner->rank->rank, t.initiator_nid, t.pt_index, static_cast<unsigned long long>(t.match_bits));
         if (pt.options & PTL_PT_FLOWCTRL) {
             pt.enabled = false;
             result.fail = PTL_NI_PT_DISABLED;

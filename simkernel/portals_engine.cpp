@@ -181,9 +181,12 @@ private:
         return make_handle(kind, static_cast<uint32_t>(pool.size() - 1));
     }
 
-    void wait_for_activity(double deadline)
+    // Waits for the NIC to change something of this rank, until `deadline` (< 0: none).
+    // The caller holds `lock` since before it checked its condition: taking the mutex is
+    // a simcall, during which the NIC could change the state and notify before this
+    // proxy is registered as a waiter, and the wake-up would be lost.
+    void wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
-        std::unique_lock lock(*p_.mutex);
         if (deadline < 0) p_.activity->wait(lock);
         else if (deadline > sg4::Engine::get_clock()) p_.activity->wait_until(lock, deadline);
     }
@@ -688,6 +691,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
     double now = sg4::Engine::get_clock();
     double deadline = polling ? now + p_.poll_quantum : timeout < 0 ? -1.0 : now + timeout;
     r_.waiting_on = count == 1 ? fmt::format("{}(eq {:#x})", what, handles[0]) : fmt::format("{}({} queues)", what, count);
+    std::unique_lock lock(*p_.mutex);
     while (true) {
         double earliest = -1;
         for (uint32_t i = 0; i < count; ++i) {
@@ -701,7 +705,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
         double until = deadline;
         if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
-        wait_for_activity(until);
+        wait_for_activity(lock, until);
     }
     if (polling) p_.poll_quantum = std::min(p_.poll_quantum * 2, kPollQuantumMax);
     return PTL_EQ_EMPTY;
@@ -758,17 +762,19 @@ int Call::ct_get()
 int Call::ct_wait()
 {
     const auto& a = args<wire::CTArgs>();
-    r_.waiting_on = fmt::format("PtlCTWait(ct {:#x}, test {})", a.ct, a.success);
+    std::unique_lock lock(*p_.mutex);
     while (true) {
         Counter* c = ct(a.ct);
         if (!c) return PTL_ARG_INVALID;
+        r_.waiting_on = fmt::format("PtlCTWait(ct {:#x}, test {}) with the counter at {} (failures {})", a.ct,
+                                    a.success, c->value.success, c->value.failure);
         if (c->value.success >= a.success || c->value.failure > 0) {
             auto& reply = out<wire::CTReply>();
             reply.success = c->value.success;
             reply.failure = c->value.failure;
             return PTL_OK;
         }
-        wait_for_activity(-1);
+        wait_for_activity(lock, -1);
     }
 }
 
@@ -778,6 +784,7 @@ int Call::ct_poll()
     if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
     double deadline = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : sg4::Engine::get_clock() + a.timeout_ms * 1e-3;
     r_.waiting_on = fmt::format("PtlCTPoll({} counters)", a.size);
+    std::unique_lock lock(*p_.mutex);
     while (true) {
         for (uint32_t i = 0; i < a.size; ++i) {
             Counter* c = ct(a.handles[i]);
@@ -791,7 +798,7 @@ int Call::ct_poll()
             }
         }
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) return PTL_CT_NONE_REACHED;
-        wait_for_activity(deadline);
+        wait_for_activity(lock, deadline);
     }
 }
 

@@ -42,10 +42,20 @@ int main(void)
     ptl_handle_me_t h;
     ptl_event_t event;
     if (rank == 1) {
-        ptl_handle_ct_t received, chained, cancelled;
+        ptl_handle_ct_t received, chained, cancelled, self_chained;
         PtlCTAlloc(ni, &received);
         PtlCTAlloc(ni, &chained);
         PtlCTAlloc(ni, &cancelled);
+        PtlCTAlloc(ni, &self_chained);
+        /* As Open MPI's barrier does: one message raises the counter to 1, two triggered
+         * increments of the same counter take it to 3 in the same instant. */
+        ptl_me_t barrier = {NULL, 0, self_chained, PTL_UID_ANY,
+                            PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_LINK_DISABLE |
+                                PTL_ME_EVENT_SUCCESS_DISABLE,
+                            any, 5, 0, 0};
+        PtlMEAppend(ni, 4, &barrier, PTL_PRIORITY_LIST, NULL, &h);
+        PtlTriggeredCTInc(self_chained, (ptl_ct_event_t){1, 0}, self_chained, 1);
+        PtlTriggeredCTInc(self_chained, (ptl_ct_event_t){1, 0}, self_chained, 2);
         ptl_me_t data = {in, sizeof in, received, PTL_UID_ANY,
                          PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_LINK_DISABLE, any, 1, 0, 0};
         PtlMEAppend(ni, 4, &data, PTL_PRIORITY_LIST, NULL, &h);
@@ -65,6 +75,8 @@ int main(void)
         PtlCTSet(cancelled, (ptl_ct_event_t){10, 0});
         PtlCTWait(received, 1, &count);
         expect(memcmp(in, "question", 9) == 0, "the question arrived");
+        PtlCTWait(self_chained, 3, &count);
+        expect(count.success == 3, "a waiter sees a counter its own triggers raised past the test");
     } else {
         ptl_me_t answer = {in, sizeof in, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE, any, 2, 0, 0};
         PtlMEAppend(ni, 4, &answer, PTL_PRIORITY_LIST, NULL, &h);
@@ -86,6 +98,7 @@ int main(void)
         expect(event.match_bits == 2 && memcmp(in, "answer f", 8) == 0, "the triggered Put brought rank 1's bytes");
         nanosleep(&quiet, NULL);
         expect(PtlEQGet(eq, &event) == PTL_EQ_EMPTY, "the cancelled trigger never fired");
+        PtlPut(md, 0, 0, PTL_NO_ACK_REQ, peer, 4, 5, 0, NULL, 0); /* the barrier message */
     }
     PtlNIFini(ni);
     PtlFini();
