@@ -735,7 +735,6 @@ void Nic::rx_e2e_ack(Message* message)
 
 NicModel::NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes) : spec_(spec)
 {
-    timings_ = NicTimings{};
     for (uint32_t nid = 0; nid < nodes.size(); ++nid)
         nics_.push_back(std::make_unique<Nic>(nid, std::move(nodes[nid]), spec_));
 }

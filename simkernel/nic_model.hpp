@@ -16,29 +16,6 @@
 
 namespace s4bxi::sim {
 
-// Fixed model parameters (BXI-MODEL.md Decisions §7; appendix §4).
-struct NicTimings {
-    double pci_latency_heuristic = 200e-9;      // first/last-packet waits
-    double pci_heuristic_bandwidth = 15.75e9;
-    uint64_t packet_size = 512;                 // size switch of the wait formula
-    double send_preparation = 2e-9;             // before every network send
-    double tx_after_put_no_dma = 200e-9;
-    double tx_after_ptl_ack = 200e-9;
-    double tx_after_get = 250e-9;
-    double tx_after_response_no_dma = 300e-9;
-    double cpu_after_pio = 200e-9;              // PtlPut only
-    uint64_t command_size = 64;
-    uint64_t dma_request_size = 64;
-    uint64_t event_size = 96;
-    uint64_t ack_size = 32;
-    uint64_t get_request_size = 64;
-    uint64_t inline_matching = 8;
-    uint64_t inline_non_matching = 16;
-    uint64_t pio_matching = 408;
-    uint64_t pio_non_matching = 416;
-    uint64_t e2e_context_size = 64;             // early SEND for payloads up to this size
-};
-
 enum class VirtualNetwork : uint32_t { ServiceRequest = 0, ComputeRequest = 1, ServiceResponse = 2, ComputeResponse = 3 };
 
 enum class MessageType { Put, Get, Atomic, FetchAtomic, PtlAck, E2eAck, GetResponse, FetchAtomicResponse };
@@ -165,12 +142,11 @@ public:
     Nic& nic(uint32_t nid) { return *nics_.at(nid); }
     size_t size() const { return nics_.size(); }
     const PlatformSpec& spec() const { return spec_; }
-    const NicTimings& timings() const { return timings_; }
+    const NicTimings& timings() const { return spec_.timings; }
     uint64_t bytes_moved = 0;
 
 private:
     PlatformSpec spec_;
-    NicTimings timings_;
     std::vector<std::unique_ptr<Nic>> nics_;
 };
 
