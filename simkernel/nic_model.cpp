@@ -36,6 +36,16 @@ double route_latency(sg4::Host* from, sg4::Host* to)
     return it->second;
 }
 
+// A zero-byte hand-over from `from` to the rank's core: within a node, the route's
+// latency; from another node's NIC (quick ACKs), through the rank's own NIC.
+double delivery_latency(sg4::Host* from, const RankPortals& owner)
+{
+    const NodeHosts& node = nic_model().nic(owner.nid).hosts();
+    bool local = from == node.nic || std::find(node.cores.begin(), node.cores.end(), from) != node.cores.end();
+    if (local) return route_latency(from, owner.host);
+    return route_latency(from, node.nic) + route_latency(node.nic, owner.host);
+}
+
 void pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes)
 {
     sg4::Comm::sendto(from, to, bytes);
@@ -295,7 +305,7 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
         eq.dropped = true;
         return;
     }
-    double visible = sg4::Engine::get_clock() + route_latency(sg4::this_actor::get_host(), owner.host);
+    double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
     eq.events.push_back({visible, event});
     owner.activity->notify_all();
 }
@@ -375,6 +385,26 @@ void emit_send(Nic& nic, Transfer& t)
     write_event(nic, *t.initiator, t.md.eq, event);
 }
 
+void report_undeliverable(Nic& nic, Transfer& t)
+{
+    t.fail = PTL_NI_UNDELIVERABLE;
+    t.state = TransferState::Finished;
+    if (t.kind == MessageType::Get || t.kind == MessageType::FetchAtomic) {
+        const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
+        if (md.options & PTL_MD_EVENT_CT_REPLY) count_event(*t.initiator, md.ct, 0, 1);
+        write_event(nic, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, 0));
+        return;
+    }
+    if (!t.send_emitted) {  // the NIC no longer needs the buffer
+        t.send_emitted = true;
+        if (t.md.options & PTL_MD_EVENT_CT_SEND) count_event(*t.initiator, t.md.ct, 0, 1);
+        write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_SEND, t, t.length));
+    }
+    if (t.ack_req == PTL_NO_ACK_REQ) return;
+    if (t.md.options & PTL_MD_EVENT_CT_ACK) count_event(*t.initiator, t.md.ct, 0, 1);
+    if (t.ack_req == PTL_ACK_REQ) write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, 0));
+}
+
 // ---------------------------------------------------------------------------------------
 
 void CommandQueue::init(const std::string& name, bool over_pcie)
@@ -416,7 +446,8 @@ Message* CommandQueue::pop()
 
 // ---------------------------------------------------------------------------------------
 
-Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec) : nid_(nid), hosts_(std::move(hosts)), spec_(spec)
+Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
+    : nid_(nid), hosts_(std::move(hosts)), spec_(spec), e2e_(*this, spec)
 {
     for (int vn = 0; vn < 4; ++vn) {
         tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
@@ -426,6 +457,7 @@ Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec) : nid_(nid), h
 
 void Nic::start()
 {
+    e2e_.start();
     // Compute VNs for every node; service VNs come with service mode (not yet supported).
     for (VirtualNetwork vn : {VirtualNetwork::ComputeRequest, VirtualNetwork::ComputeResponse}) {
         auto tx = sg4::Actor::create(fmt::format("{}_TX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
@@ -444,6 +476,12 @@ void Nic::tx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = tx_queue(vn).pop();
         ++g_sim_activity;
+        // Flow control (first transmissions only): a message over its in-flight limit
+        // waits, keeping its command-queue slot, until a credit comes back.
+        if (message->retries == 0 && !e2e_.take_credits(*message, vn)) {
+            e2e_.park(message, vn);
+            continue;
+        }
         switch (message->type) {
         case MessageType::Put:
         case MessageType::Atomic:
@@ -476,22 +514,44 @@ void Nic::rx_loop(VirtualNetwork vn)
     }
 }
 
-// The message travels from this NIC to the destination's RX engine of the same VN.
+// Before every network send: the 2 ns preparation, then the E2E registration (which may
+// wait for a free entry). A retransmission keeps its first registration's entry.
+void Nic::prepare_send(Message* message, VirtualNetwork vn)
+{
+    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    Transfer& t = *message->transfer;
+    bool request = message->type == MessageType::Put || message->type == MessageType::Get ||
+                   message->type == MessageType::Atomic || message->type == MessageType::FetchAtomic;
+    E2eRecordPtr& record = request ? t.request_record : t.response_record;
+    if (message->type != MessageType::E2eAck)
+        record = e2e_.register_send(*message, vn, message->retries ? record : nullptr);
+}
+
+// The message travels from this NIC to the destination's RX engine of the same VN. A
+// message caught by a link failure is lost; E2E sends it again.
 void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
 {
     nic_model().bytes_moved += message->size;
     sg4::Mailbox* destination = nic_model().nic(message->destination_nid).rx_mailbox(vn);
-    if (blocking) destination->put(message, message->size);
-    else destination->put_init(message, message->size)->detach();
+    try {
+        if (blocking) destination->put(message, message->size);
+        else destination->put_init(message, message->size)->detach();
+    } catch (const simgrid::NetworkFailureException&) {
+        XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, message->destination_nid);
+        delete message;
+    }
 }
 
 void Nic::tx_put_like(Message* message, VirtualNetwork vn)
 {
-    Transfer& t = *message->transfer;
+    TransferPtr transfer = message->transfer;  // the message may be gone after the send
+    Transfer& t = *transfer;
     const NicTimings& timing = nic_model().timings();
-    if (!t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
-    sg4::this_actor::sleep_for(timing.send_preparation);
-    bool dma = !t.pio && spec_.model_pci && t.length > inline_limit(t.matching);
+    bool first = message->retries == 0;
+    if (first && !t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
+    prepare_send(message, vn);
+    // A retransmission reads the payload again only if it did not fit the E2E context.
+    bool dma = spec_.model_pci && (first ? !t.pio && t.length > inline_limit(t.matching) : t.length > timing.e2e_context_size);
     sg4::CommPtr dma_read;
     if (dma) {
         pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size);
@@ -504,36 +564,37 @@ void Nic::tx_put_like(Message* message, VirtualNetwork vn)
     // Up to the E2E context size the NIC keeps the payload: SEND right away. Without E2E
     // and without any ACK, the buffer is free once the DMA read is over.
     bool no_ack_at_all = !spec_.e2e && t.ack_req == PTL_NO_ACK_REQ && t.kind != MessageType::FetchAtomic;
-    if (t.length <= timing.e2e_context_size || no_ack_at_all) emit_send(*this, t);
+    if (first && (t.length <= timing.e2e_context_size || no_ack_at_all)) emit_send(*this, t);
 }
 
 void Nic::tx_get(Message* message, VirtualNetwork vn)
 {
     Transfer& t = *message->transfer;
-    if (!t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
-    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    if (message->retries == 0 && !t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
+    prepare_send(message, vn);
     network_send(message, vn, true);
     sg4::this_actor::sleep_for(nic_model().timings().tx_after_get);
 }
 
 void Nic::tx_ptl_ack(Message* message, VirtualNetwork vn)
 {
-    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    prepare_send(message, vn);
     network_send(message, vn, true);
     sg4::this_actor::sleep_for(nic_model().timings().tx_after_ptl_ack);
 }
 
 void Nic::tx_e2e_ack(Message* message, VirtualNetwork vn)
 {
-    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    prepare_send(message, vn);
     network_send(message, vn, true);
 }
 
 void Nic::tx_response(Message* message, VirtualNetwork vn)
 {
-    Transfer& t = *message->transfer;
+    TransferPtr transfer = message->transfer;  // the message may be gone after the send
+    Transfer& t = *transfer;
     const NicTimings& timing = nic_model().timings();
-    sg4::this_actor::sleep_for(timing.send_preparation);
+    prepare_send(message, vn);
     if (spec_.model_pci && message->size > 0) {  // responses always use DMA
         pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size);
         sg4::CommPtr dma_read = sg4::Comm::sendto_async(cpu0(), hosts_.nic, message->size);
@@ -555,6 +616,20 @@ void Nic::tx_response(Message* message, VirtualNetwork vn)
 void Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
 {
     if (!ptl_ack && !spec_.e2e) return;
+    if (spec_.quick_acks) {  // appendix §7.2: nothing on the network; this RX does the initiator's part
+        Transfer& t = *transfer;
+        Nic& initiator = nic_model().nic(t.initiator_nid);
+        t.state = TransferState::Finished;
+        initiator.e2e().acknowledge(t.request_record);
+        emit_send(initiator, t);
+        if (!ptl_ack) return;
+        if (t.md.options & PTL_MD_EVENT_CT_ACK)
+            count_event(*t.initiator, t.md.ct, (t.md.options & PTL_MD_EVENT_CT_BYTES) ? t.mlength : 1,
+                        t.fail != PTL_NI_OK);
+        if (t.ack_req == PTL_ACK_REQ && (!(t.md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK))
+            write_event(initiator, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0));
+        return;
+    }
     auto* ack = new Message{ptl_ack ? MessageType::PtlAck : MessageType::E2eAck, transfer,
                             nic_model().timings().ack_size, nid_, transfer->initiator_nid, transfer->kind};
     tx_queue(response_vn(request_vn)).push_detached(ack);
@@ -672,6 +747,7 @@ void Nic::rx_response(Message* message)
     Transfer& t = *transfer;
     if (t.state != TransferState::Created && t.state != TransferState::Received) return;
     t.state = TransferState::Answered;
+    e2e_.acknowledge(t.request_record);
     sg4::CommPtr write;
     if (spec_.model_pci && message->size > 0) {
         write = sg4::Comm::sendto_async(hosts_.nic, cpu0(), message->size);
@@ -700,6 +776,7 @@ void Nic::rx_ptl_ack(Message* message)
                                 message->source_nid, MessageType::PtlAck};
         tx_queue(response_vn(t.request_vn)).push_detached(ack);
     }
+    e2e_.acknowledge(t.request_record);
     if (t.state != TransferState::Created && t.state != TransferState::Received) return;
     t.state = TransferState::Answered;
     emit_send(*this, t);
@@ -716,14 +793,19 @@ void Nic::rx_e2e_ack(Message* message)
     switch (message->acknowledges) {
     case MessageType::GetResponse:
     case MessageType::FetchAtomicResponse:  // at the responder: the deferred target event
+        e2e_.acknowledge(t.response_record);
         t.state = TransferState::Finished;
         if (t.deferred_pending) {
             t.deferred_pending = false;
             write_event(*this, *t.target, t.target_eq, t.deferred);
         }
         break;
-    case MessageType::PtlAck: t.state = TransferState::Finished; break;
+    case MessageType::PtlAck:
+        e2e_.acknowledge(t.response_record);
+        t.state = TransferState::Finished;
+        break;
     default:  // at the initiator: a Put or Atomic acknowledged without a Portals ACK
+        e2e_.acknowledge(t.request_record);
         if (t.state == TransferState::Finished) break;
         t.state = TransferState::Finished;
         if (t.kind == MessageType::Put || t.kind == MessageType::Atomic) emit_send(*this, t);

@@ -11,6 +11,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "e2e.hpp"
 #include "platform.hpp"
 #include "portals_state.hpp"
 
@@ -66,6 +67,10 @@ struct Transfer {
     RankPortals* target = nullptr;
     uint32_t target_eq = PTL_EQ_NONE;
     ptl_event_t deferred{};
+    // E2E bookkeeping: the request (held by the initiator's node), the PTL ACK or the
+    // response (held by the target's).
+    E2eRecordPtr request_record;
+    E2eRecordPtr response_record;
 };
 using TransferPtr = std::shared_ptr<Transfer>;
 
@@ -76,6 +81,9 @@ struct Message {
     uint32_t source_nid = 0;
     uint32_t destination_nid = 0;
     MessageType acknowledges = MessageType::Put;  // for E2E ACKs
+    int retries = 0;                              // 0: first transmission
+    bool credit_to_target = false;                // flow-control credits this message holds
+    bool credit_to_process = false;
 };
 
 // A TX command queue: fed over PCIe by 64-byte command writes (mailbox) when commands are
@@ -106,6 +114,7 @@ public:
     CommandQueue& tx_queue(VirtualNetwork vn) { return tx_[static_cast<int>(vn)]; }
     simgrid::s4u::Mailbox* rx_mailbox(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
     std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
+    E2eTracker& e2e() { return e2e_; }
 
 private:
     void tx_loop(VirtualNetwork vn);
@@ -124,6 +133,7 @@ private:
     void rx_ptl_ack(Message* message);
     void rx_e2e_ack(Message* message);
 
+    void prepare_send(Message* message, VirtualNetwork vn);
     void network_send(Message* message, VirtualNetwork vn, bool blocking);
     void queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn);
 
@@ -133,6 +143,7 @@ private:
     CommandQueue tx_[4];
     simgrid::s4u::Mailbox* rx_[4] = {};
     std::vector<NetworkInterface*> interfaces_;  // in creation order
+    E2eTracker e2e_;
 };
 
 class NicModel {
@@ -172,5 +183,8 @@ void issue_triggered(const TransferPtr& transfer);
 // Reads the payload (Put) or operand (Atomic, FetchAtomic, Swap) from the initiator.
 void capture_payload(Transfer& transfer);
 void emit_send(Nic& nic, Transfer& transfer);
+// The initiator's NIC gave up on a request: the event the program waits for says
+// PTL_NI_UNDELIVERABLE.
+void report_undeliverable(Nic& nic, Transfer& transfer);
 
 }  // namespace s4bxi::sim

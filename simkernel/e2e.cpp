@@ -1,0 +1,164 @@
+#include "e2e.hpp"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "gate.hpp"
+#include "nic_model.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_e2e, "BXI end-to-end reliability and flow control");
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+std::tuple<uint32_t, uint32_t> target_key(const Message& m, VirtualNetwork vn)
+{
+    return {static_cast<uint32_t>(vn), m.destination_nid};
+}
+
+std::tuple<uint32_t, uint32_t, uint32_t, uint32_t> process_key(const Message& m, VirtualNetwork vn)
+{
+    const Transfer& t = *m.transfer;
+    return {static_cast<uint32_t>(vn), t.initiator_pid, t.target_pid, m.destination_nid};
+}
+
+bool is_request(MessageType type)
+{
+    return type == MessageType::Put || type == MessageType::Get || type == MessageType::Atomic ||
+           type == MessageType::FetchAtomic;
+}
+
+}  // namespace
+
+E2eTracker::E2eTracker(Nic& nic, const PlatformSpec& spec) : nic_(nic), spec_(spec)
+{
+}
+
+void E2eTracker::start()
+{
+    entries_ = sg4::Semaphore::create(spec_.e2e_entries);
+    mutex_ = sg4::Mutex::create();
+    changed_ = sg4::ConditionVariable::create();
+    if (!spec_.e2e) return;
+    auto actor = sg4::Actor::create(nic_.hosts().name + "_E2E", nic_.hosts().nic, [this] { loop(); });
+    actor->daemonize();
+}
+
+E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous)
+{
+    if (!spec_.e2e || message.type == MessageType::E2eAck) return nullptr;
+    E2eRecordPtr record = previous;
+    if (!record) {
+        entries_->acquire();  // may hold the TX while every entry is in use
+        record = std::make_shared<E2eRecord>();
+        record->vn = vn;
+    }
+    record->message = std::make_shared<Message>(message);
+    record->deadline = sg4::Engine::get_clock() + spec_.retry_timeout;
+    pending_.push_back(record);
+    changed_->notify_all();
+    return record;
+}
+
+void E2eTracker::acknowledge(const E2eRecordPtr& record)
+{
+    if (!record || record->acknowledged) return;
+    record->acknowledged = true;
+    entries_->release();
+    release_credits(*record);
+    changed_->notify_all();
+}
+
+bool E2eTracker::take_credits(Message& message, VirtualNetwork vn)
+{
+    if (!spec_.e2e || message.type == MessageType::E2eAck) return true;
+    uint32_t* target = nullptr;
+    uint32_t* process = nullptr;
+    if (spec_.max_inflight_to_target) {
+        auto [it, created] = to_target_.try_emplace(target_key(message, vn), spec_.max_inflight_to_target);
+        target = &it->second;
+    }
+    if (spec_.max_inflight_to_process) {
+        auto [it, created] = to_process_.try_emplace(process_key(message, vn), spec_.max_inflight_to_process);
+        process = &it->second;
+    }
+    if ((target && *target == 0) || (process && *process == 0)) return false;
+    if (target) {
+        --*target;
+        message.credit_to_target = true;
+    }
+    if (process) {
+        --*process;
+        message.credit_to_process = true;
+    }
+    return true;
+}
+
+void E2eTracker::park(Message* message, VirtualNetwork vn)
+{
+    parked_[static_cast<uint32_t>(vn)].push_back(message);
+}
+
+void E2eTracker::release_credits(E2eRecord& record)
+{
+    Message& m = *record.message;
+    if (m.credit_to_target) ++to_target_[target_key(m, record.vn)];
+    if (m.credit_to_process) ++to_process_[process_key(m, record.vn)];
+    bool released = m.credit_to_target || m.credit_to_process;
+    m.credit_to_target = m.credit_to_process = false;
+    if (!released) return;
+    // Every parked message of the VN tries again, behind what is already queued.
+    auto& parked = parked_[static_cast<uint32_t>(record.vn)];
+    while (!parked.empty()) {
+        nic_.tx_queue(record.vn).push_detached(parked.front());
+        parked.pop_front();
+    }
+}
+
+// The retransmission timer. It only sleeps while some message is unacknowledged, so a
+// quiet node leaves no pending timer that would drag simulated time forward.
+void E2eTracker::loop()
+{
+    std::unique_lock lock(*mutex_);
+    while (true) {
+        ++g_sim_activity;
+        while (!pending_.empty() && pending_.front()->acknowledged) pending_.pop_front();
+        if (pending_.empty()) {
+            changed_->wait(lock);
+            continue;
+        }
+        E2eRecordPtr record = pending_.front();
+        if (sg4::Engine::get_clock() < record->deadline) {
+            changed_->wait_until(lock, record->deadline);
+            continue;
+        }
+        pending_.pop_front();
+        if (record->retries >= static_cast<int>(spec_.max_retries)) {
+            give_up(record);
+            continue;
+        }
+        ++record->retries;
+        ++retried;
+        XBT_DEBUG("retransmission %d of a message to node %u", record->retries, record->message->destination_nid);
+        auto* copy = new Message(*record->message);
+        copy->retries = record->retries;
+        nic_.tx_queue(record->vn).push_detached(copy);
+    }
+}
+
+void E2eTracker::give_up(const E2eRecordPtr& record)
+{
+    ++gave_up;
+    Message& m = *record->message;
+    XBT_INFO("node %u gives up a message to node %u after %d retransmissions", nic_.nid(), m.destination_nid,
+             record->retries);
+    acknowledge(record);
+    if (!is_request(m.type)) return;  // a lost ACK or response: the initiator gives up on its own
+    report_undeliverable(nic_, *m.transfer);
+}
+
+}  // namespace s4bxi::sim
