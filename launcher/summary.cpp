@@ -108,8 +108,8 @@ std::string format_summary(const json* server, double wall_time, size_t max_rank
 
     auto ranks = server->find("ranks");
     if (ranks == server->end() || !ranks->is_array() || ranks->empty()) return out;
-    out += fmt::format("  {:>6}  {:<12} {:>5}  {:<18} {:>12}  {}\n", "rank", "node", "core", "end time",
-                       "Portals ops", "bytes sent");
+    out += fmt::format("  {:>6}  {:<12} {:>5}  {:<16} {:<16} {:<16} {:>11} {:>9}  {}\n", "rank", "node", "core",
+                       "end time", "compute", "in Portals", "Portals ops", "messages", "bytes sent");
     size_t shown = 0;
     for (const json& rank : *ranks) {
         if (shown == max_rank_lines) {
@@ -123,9 +123,15 @@ std::string format_summary(const json* server, double wall_time, size_t max_rank
         bool unfinished =
             rank.is_object() && finished != rank.end() && finished->is_boolean() && !finished->get<bool>();
         auto sent = number(rank, "bytes_sent");
-        std::string line = fmt::format("  {:>6}  {:<12} {:>5}  {:<18} {:>12}  {:<10}", count(number(rank, "rank")),
-                                       text(rank, "node").value_or("-"), count(number(rank, "core")), end,
-                                       count(number(rank, "portals_ops")), sent ? format_bytes(*sent) : "-");
+        auto seconds = [&](const char* key) {
+            auto value = number(rank, key);
+            return value ? format_seconds(*value) : std::string("-");
+        };
+        std::string line = fmt::format("  {:>6}  {:<12} {:>5}  {:<16} {:<16} {:<16} {:>11} {:>9}  {:<10}",
+                                       count(number(rank, "rank")), text(rank, "node").value_or("-"),
+                                       count(number(rank, "core")), end, seconds("compute_time"),
+                                       seconds("portals_time"), count(number(rank, "portals_ops")),
+                                       count(number(rank, "messages_sent")), sent ? format_bytes(*sent) : "-");
         if (unfinished) line += "  unfinished";
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";

@@ -907,6 +907,7 @@ int Call::data(MessageType kind, bool swap)
     if (int rc = prepare(kind, swap, fetch_args(kind), t); rc != PTL_OK) return rc;
     capture_payload(*t);
     ++r_.portals_ops;
+    ++r_.messages_sent;
     if (kind != MessageType::Get) r_.bytes_sent += t->length;
 
     NetworkInterface& n = p_.nis[t->ni_index];
@@ -967,6 +968,7 @@ int Call::triggered()
         if (int rc = prepare(kind, swap, a.fetch, t); rc != PTL_OK) return rc;
         if (t->ni_index != trigger->ni) return PTL_ARG_INVALID;
         if (kind != MessageType::Get) r_.bytes_sent += t->length;
+        ++r_.messages_sent;
         fire = [t] { issue_triggered(t); };
     }
     uint64_t pending = 0;

@@ -20,14 +20,15 @@ namespace {
 
 constexpr double kLongestSleep = 1e9;  // seconds; longer requests are malformed
 
-void inject_compute(const RankRecord& r, uint64_t cpu_ns)
+void inject_compute(RankRecord& r, uint64_t cpu_ns)
 {
     const Config& config = context().config;
     if (config.cpu_model == wire::CpuModel::Zero) return;
     double seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
     if (seconds < config.cpu_threshold || seconds <= 0) return;
-    (void)r;
+    double start = sg4::Engine::get_clock();
     sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
+    r.compute_time += sg4::Engine::get_clock() - start;
 }
 
 // Returns true when the rank has finished.
@@ -50,6 +51,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         }
         r.waiting_on = fmt::format("a sleep of {} s", seconds);
         sg4::this_actor::sleep_for(seconds);
+        r.sleep_time += seconds;
         return false;
     }
     case wire::Op::Yield: return false;
@@ -65,7 +67,9 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
     }
     default:
         if (request.op >= static_cast<uint32_t>(wire::Op::PtlInit) && request.op < static_cast<uint32_t>(wire::Op::Count)) {
+            double start = sg4::Engine::get_clock();
             reply.rc = serve_portals(r, request, reply);
+            r.portals_time += sg4::Engine::get_clock() - start;
             return false;
         }
         XBT_WARN("rank %d: malformed request (operation %u) rejected", r.rank, request.op);

@@ -53,7 +53,11 @@ struct RankRecord {
     double end_time = 0.0;
     int exit_status = 0;
     uint64_t portals_ops = 0;
+    uint64_t messages_sent = 0;   // Put, Get, Atomic... issued (triggered ones included)
     uint64_t bytes_sent = 0;
+    double compute_time = 0.0;    // simulated time of injected compute
+    double portals_time = 0.0;    // simulated time inside Portals calls (waits included)
+    double sleep_time = 0.0;      // simulated time in sleep calls
     int crash_signal = 0;
     std::string crash_report;
 };

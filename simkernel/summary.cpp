@@ -19,7 +19,11 @@ nlohmann::json make_summary(const Context& ctx, double makespan, uint64_t bytes_
                          {"core", r->core},
                          {"end_time", r->end_time},
                          {"portals_ops", r->portals_ops},
+                         {"messages_sent", r->messages_sent},
                          {"bytes_sent", r->bytes_sent},
+                         {"compute_time", r->compute_time},
+                         {"portals_time", r->portals_time},
+                         {"sleep_time", r->sleep_time},
                          {"finished", r->phase == RankPhase::Finished}});
     }
     return {{"version", 1},
