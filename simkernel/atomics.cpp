@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "rank_memory.hpp"
+#include "rank_region.hpp"
 
 namespace s4bxi::sim {
 namespace {
@@ -153,16 +153,16 @@ bool apply_atomic_buffer(uint32_t op, uint32_t datatype, unsigned char* target, 
     });
 }
 
-bool apply_atomic(uint32_t op, uint32_t datatype, const unsigned char* operand, pid_t target_pid,
-                  uint64_t target_address, uint64_t length, const unsigned char* compare, pid_t fetch_pid,
-                  uint64_t fetch_address)
+bool apply_atomic(uint32_t op, uint32_t datatype, const unsigned char* operand, const RankRegion& target_region,
+                  uint64_t target_offset, uint64_t length, const unsigned char* compare, const RankRegion* fetch,
+                  uint64_t fetch_offset)
 {
     if (length == 0) return true;
     std::vector<unsigned char> target(length);
-    if (!read_rank_memory(target_pid, target_address, target.data(), length)) return false;
-    if (fetch_pid && !write_rank_memory(fetch_pid, fetch_address, target.data(), length)) return false;
+    if (!read_region(target_region, target_offset, target.data(), length)) return false;
+    if (fetch && !write_region(*fetch, fetch_offset, target.data(), length)) return false;
     if (!apply_atomic_buffer(op, datatype, target.data(), operand, compare, length)) return false;
-    return write_rank_memory(target_pid, target_address, target.data(), length);
+    return write_region(target_region, target_offset, target.data(), length);
 }
 
 }  // namespace s4bxi::sim

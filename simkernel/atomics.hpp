@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "rank_region.hpp"
+
 namespace s4bxi::sim {
 
 size_t datatype_size(uint32_t datatype);  // 0 for an unknown datatype
@@ -18,9 +20,9 @@ bool apply_atomic_buffer(uint32_t op, uint32_t datatype, unsigned char* target, 
                          const unsigned char* compare, size_t length);
 
 // The same on the target rank's memory, with the operand already captured. With a
-// non-zero `fetch_pid`, the old target value is first written to `fetch_address` there.
-bool apply_atomic(uint32_t op, uint32_t datatype, const unsigned char* operand, pid_t target_pid,
-                  uint64_t target_address, uint64_t length, const unsigned char* compare, pid_t fetch_pid,
-                  uint64_t fetch_address);
+// `fetch` region, the old target value is first written there at `fetch_offset`.
+bool apply_atomic(uint32_t op, uint32_t datatype, const unsigned char* operand, const RankRegion& target,
+                  uint64_t target_offset, uint64_t length, const unsigned char* compare, const RankRegion* fetch,
+                  uint64_t fetch_offset);
 
 }  // namespace s4bxi::sim

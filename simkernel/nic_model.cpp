@@ -73,7 +73,7 @@ ptl_event_t target_event(ptl_event_kind_t kind, const Transfer& t, const ListEnt
 {
     ptl_event_t event{};
     event.type = kind;
-    event.start = reinterpret_cast<void*>(entry.start + t.offset_used);
+    event.start = reinterpret_cast<void*>(region_address(entry.region(ni.owner->rank->pid), t.offset_used));
     event.user_ptr = reinterpret_cast<void*>(entry.user_ptr);
     event.hdr_data = t.hdr_data;
     event.match_bits = t.match_bits;
@@ -242,17 +242,18 @@ void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntry&
     ni.table[t.pt_index].unexpected.push_back(header);
 }
 
-bool copy_between_ranks(pid_t from_pid, uint64_t from, pid_t to_pid, uint64_t to, uint64_t length)
+bool copy_between_ranks(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
+                        uint64_t length)
 {
     if (length == 0) return true;
     std::vector<unsigned char> buffer(length);
-    return read_rank_memory(from_pid, from, buffer.data(), length) && write_rank_memory(to_pid, to, buffer.data(), length);
+    return read_region(from, from_offset, buffer.data(), length) && write_region(to, to_offset, buffer.data(), length);
 }
 
-bool deliver_payload(const Transfer& t, pid_t to_pid, uint64_t to)
+bool deliver_payload(const Transfer& t, const RankRegion& to, uint64_t offset)
 {
     if (!t.payload_readable) return false;
-    return t.mlength == 0 || write_rank_memory(to_pid, to, t.payload.data(), t.mlength);
+    return t.mlength == 0 || write_region(to, offset, t.payload.data(), t.mlength);
 }
 
 }  // namespace
@@ -360,7 +361,7 @@ void capture_payload(Transfer& t)
     if (t.kind == MessageType::Get) return;
     t.payload.resize(t.length);
     t.payload_readable =
-        t.length == 0 || read_rank_memory(t.initiator->rank->pid, t.md.start + t.local_offset, t.payload.data(), t.length);
+        t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.data(), t.length);
 }
 
 void issue_triggered(const TransferPtr& transfer)
@@ -648,7 +649,7 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
         RankPortals& owner = *found.ni->owner;
         t.state = TransferState::Received;
         t.matched = true;
-        if (!deliver_payload(t, owner.rank->pid, entry.start + t.offset_used)) t.fail = PTL_NI_SEGV;
+        if (!deliver_payload(t, entry.region(owner.rank->pid), t.offset_used)) t.fail = PTL_NI_SEGV;
         count_entry(owner, entry, t);
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
         bool unlink = consume(found.entry, t);
@@ -678,8 +679,9 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         RankPortals& owner = *found.ni->owner;
         t.state = TransferState::Received;
         t.matched = true;
-        if (!t.payload_readable || !apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), owner.rank->pid,
-                                                 entry.start + t.offset_used, t.mlength, nullptr, 0, 0))
+        if (!t.payload_readable || !apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(),
+                                                 entry.region(owner.rank->pid), t.offset_used, t.mlength, nullptr,
+                                                 nullptr, 0))
             t.fail = PTL_NI_SEGV;
         count_entry(owner, entry, t);
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
@@ -715,13 +717,14 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         count_entry(owner, entry, t);
         bool ok = true;
         if (fetch_atomic) {
+            RankRegion fetch = t.get_md.region(t.initiator->rank->pid);
             ok = t.payload_readable &&
-                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), owner.rank->pid, entry.start + t.offset_used,
-                              t.mlength, t.has_compare ? t.compare : nullptr, t.initiator->rank->pid,
-                              t.get_md.start + t.local_get_offset);
+                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), entry.region(owner.rank->pid),
+                              t.offset_used, t.mlength, t.has_compare ? t.compare : nullptr, &fetch,
+                              t.local_get_offset);
         } else {
-            ok = copy_between_ranks(owner.rank->pid, entry.start + t.offset_used, t.initiator->rank->pid,
-                                    t.md.start + t.local_offset, t.mlength);
+            ok = copy_between_ranks(entry.region(owner.rank->pid), t.offset_used, t.md.region(t.initiator->rank->pid),
+                                    t.local_offset, t.mlength);
         }
         if (!ok) t.fail = PTL_NI_SEGV;
         bool unlink = consume(found.entry, t);

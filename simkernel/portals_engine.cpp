@@ -41,7 +41,7 @@ ptl_ni_limits_t default_limits()
     l.max_cts = 1024;
     l.max_eqs = 960;
     l.max_pt_index = 255;
-    l.max_iovecs = 0;
+    l.max_iovecs = 16384;
     l.max_list_size = 16582;
     l.max_triggered_ops = 16378;
     l.max_msg_size = 67108864;
@@ -75,7 +75,7 @@ ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
     out.max_cts = pick(desired.max_cts, caps.max_cts);
     out.max_eqs = pick(desired.max_eqs, caps.max_eqs);
     out.max_pt_index = pick(desired.max_pt_index, caps.max_pt_index);
-    out.max_iovecs = 0;
+    out.max_iovecs = pick(desired.max_iovecs, caps.max_iovecs);
     out.max_list_size = pick(desired.max_list_size, caps.max_list_size);
     out.max_triggered_ops = pick(desired.max_triggered_ops, caps.max_triggered_ops);
     out.max_msg_size = pick(desired.max_msg_size, caps.max_msg_size);
@@ -455,13 +455,16 @@ int Call::md_bind()
     NetworkInterface* n = ni(a.ni);
     if (!n || (a.options & ~PTL_MD_OPTIONS_MASK) || !eq_or_none(a.eq, n->index) || !ct_or_none(a.ct, n->index))
         return PTL_ARG_INVALID;
-    if (a.options & PTL_IOVEC) not_supported(r_, "I/O vectors on MDs (PTL_IOVEC)");
-    if (a.length > n->limits.max_msg_size && a.length != PTL_SIZE_MAX) return PTL_ARG_INVALID;
+    // With PTL_IOVEC, `length` counts the entries of the vector at `start`.
+    bool iovec = a.options & PTL_IOVEC;
+    if (iovec && a.length > static_cast<uint64_t>(n->limits.max_iovecs)) return PTL_ARG_INVALID;
+    auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
+    if (!bytes) return PTL_ARG_INVALID;
     uint32_t handle = allocate(p_.mds, HandleKind::MD, n->limits.max_mds);
     if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
     management_command();
     MemoryDescriptor& m = p_.mds[handle_index(handle)];
-    m = MemoryDescriptor{true, n->index, a.start, a.length, a.options, a.eq, a.ct};
+    m = MemoryDescriptor{true, n->index, a.start, *bytes, a.options, a.eq, a.ct, iovec ? a.length : 0};
     out<wire::HandleReply>().handle = handle;
     return PTL_OK;
 }
@@ -485,7 +488,10 @@ int Call::me_append()
         !ct_or_none(a.ct, n->index))
         return PTL_ARG_INVALID;
     if (a.list != PTL_PRIORITY_LIST && a.list != PTL_OVERFLOW_LIST) return PTL_ARG_INVALID;
-    if (a.options & PTL_IOVEC) not_supported(r_, "I/O vectors on list entries (PTL_IOVEC)");
+    bool iovec = a.options & PTL_IOVEC;
+    if (iovec && a.length > static_cast<uint64_t>(n->limits.max_iovecs)) return PTL_ARG_INVALID;
+    auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
+    if (!bytes) return PTL_ARG_INVALID;
     PortalTableEntry& pt = n->table[a.pt_index];
     if (pt.priority.size() + pt.overflow.size() >= static_cast<size_t>(n->limits.max_list_size)) return PTL_LIST_TOO_LONG;
     size_t live = std::count_if(p_.entries.begin(), p_.entries.end(), [](const auto& e) { return e != nullptr; });
@@ -510,6 +516,8 @@ int Call::me_append()
     entry->user_ptr = a.user_ptr;
     entry->linked = true;
     entry->criteria = criteria_of(a, *n);
+    entry->criteria.length = *bytes;
+    entry->iov_count = iovec ? a.length : 0;
     out<wire::HandleReply>().handle = entry->handle;
     // A priority entry first claims the unexpected headers it matches; a use-once entry
     // consumed that way is never linked.

@@ -14,6 +14,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "matching.hpp"
+#include "rank_region.hpp"
 #include "platform.hpp"
 
 namespace s4bxi::sim {
@@ -69,11 +70,18 @@ struct Counter {
 struct MemoryDescriptor {
     bool used = false;
     uint32_t ni = 0;
-    uint64_t start = 0;
-    uint64_t length = 0;
+    uint64_t start = 0;   // or the address of its ptl_iovec_t array (PTL_IOVEC)
+    uint64_t length = 0;  // bytes, whatever the layout
     uint32_t options = 0;
     uint32_t eq = PTL_EQ_NONE;
     uint32_t ct = PTL_CT_NONE;
+    uint64_t iov_count = 0;  // PTL_IOVEC: entries of the array
+
+    RankRegion region(pid_t pid) const
+    {
+        bool iovec = options & PTL_IOVEC;
+        return RankRegion{pid, start, iovec ? iov_count : length, iovec};
+    }
 };
 
 struct ListEntry {
@@ -82,11 +90,18 @@ struct ListEntry {
     uint32_t pt_index = 0;
     ptl_list_t list = PTL_PRIORITY_LIST;
     EntryCriteria criteria;
-    uint64_t start = 0;
+    uint64_t start = 0;      // or the address of its ptl_iovec_t array (PTL_IOVEC)
+    uint64_t iov_count = 0;  // PTL_IOVEC: entries of the array; criteria.length is in bytes
     uint32_t ct = PTL_CT_NONE;
     uint64_t min_free = 0;
     uint64_t user_ptr = 0;
     bool linked = false;
+
+    RankRegion region(pid_t pid) const
+    {
+        bool iovec = criteria.options & PTL_IOVEC;
+        return RankRegion{pid, start, iovec ? iov_count : criteria.length, iovec};
+    }
 };
 using ListEntryPtr = std::shared_ptr<ListEntry>;
 
