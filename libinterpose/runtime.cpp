@@ -27,6 +27,13 @@
 namespace s4bxi::interpose {
 namespace {
 
+// Busy-wait briefly before sleeping on the futex: a reply often comes within
+// microseconds, but ranks and server may share few cores, and a long spin steals the CPU
+// from the very process being waited for (bench/run_benchmarks.py measures it).
+constexpr int kSpins = 400;
+
+
+
 struct RankState {
     bool active = false;
     int rank = -1;
@@ -313,7 +320,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         futex(&g_state.doorbell->count, FUTEX_WAKE, 1, nullptr);
 
     const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
-    for (int spin = 0; spin < 4000 && slot.state.load(std::memory_order_acquire) != replied; ++spin)
+    for (int spin = 0; spin < kSpins && slot.state.load(std::memory_order_acquire) != replied; ++spin)
         __builtin_ia32_pause();
     while (slot.state.load(std::memory_order_acquire) != replied) {
         timespec timeout{1, 0};
