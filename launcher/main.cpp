@@ -1,4 +1,5 @@
 // s4bxi-launch: runs a command (or N ranks of a program) on the simulated cluster.
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -48,6 +49,25 @@ bool summary_location_ok(const std::string& file, std::string& error)
     return true;
 }
 
+// --print-config: the server reads the platform and the overrides (one parser for both
+// uses) and prints the result; its status is ours (0, or 13 for a bad configuration).
+int print_config(const RunPlan& plan)
+{
+    std::vector<std::string> args = {plan.siblings.simkernel, "--print-config"};
+    if (plan.platform) {
+        args.emplace_back("--platform");
+        args.push_back(*plan.platform);
+    }
+    for (std::string& arg : config_arguments(plan.options)) args.push_back(std::move(arg));
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    std::cout << std::flush;
+    ::execv(argv[0], argv.data());
+    log::error("cannot execute the simulation server {}: {}", plan.siblings.simkernel, std::strerror(errno));
+    return kExitLauncherFailure;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -73,6 +93,7 @@ int main(int argc, char** argv)
         log::error("{}", outcome.text);
         return kExitUsage;
     case ParseOutcome::Kind::Run:
+    case ParseOutcome::Kind::PrintConfig:
         break;
     }
 
@@ -80,12 +101,14 @@ int main(int argc, char** argv)
     plan.options = outcome.options;
     log::set_level(plan.options.log_level);
 
-    auto program = resolve_program(plan.options.command.front(), std::getenv("PATH"));
-    if (!program) {
-        log::error("{}", program.error);
-        return kExitUsage;
+    if (outcome.kind == ParseOutcome::Kind::Run) {
+        auto program = resolve_program(plan.options.command.front(), std::getenv("PATH"));
+        if (!program) {
+            log::error("{}", program.error);
+            return kExitUsage;
+        }
+        plan.program = *program.value;
     }
-    plan.program = *program.value;
 
     if (plan.options.platform) {
         auto platform = check_platform_file(*plan.options.platform);
@@ -126,5 +149,6 @@ int main(int argc, char** argv)
     }
     plan.siblings = *siblings.value;
 
+    if (outcome.kind == ParseOutcome::Kind::PrintConfig) return print_config(plan);
     return run(plan, environ);
 }

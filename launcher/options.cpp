@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "../simkernel/config_keys.hpp"
+
 #ifndef S4BXI_VERSION
 #error "S4BXI_VERSION must be defined by the build"
 #endif
@@ -58,7 +60,25 @@ bool known_env_name(std::string_view name)
         if (name == entry.name) return true;
     for (const auto& entry : internal_env_names())
         if (name == entry) return true;
-    return false;
+    return config::find_env(name) != nullptr;
+}
+
+std::vector<std::string> config_arguments(const Options& options)
+{
+    std::vector<std::string> args;
+    for (const auto& [name, value] : options.knob_env) {
+        args.emplace_back("--env");
+        args.push_back(name + "=" + value);
+    }
+    for (const std::string& set : options.sets) {
+        args.emplace_back("--set");
+        args.push_back(set);
+    }
+    if (options.trace_dir) {
+        args.emplace_back("--trace");
+        args.push_back(*options.trace_dir);
+    }
+    return args;
 }
 
 std::optional<long long> parse_integer(std::string_view text)
@@ -109,6 +129,12 @@ Options:
       --log-level LEVEL  error, warning, info or debug (default warning)
       --summary FILE     also write the run summary as JSON to FILE
   -q, --quiet            do not print the run summary
+      --set KEY=VALUE    override a key of the platform file, e.g. --set
+                         nic.quick_acks=true --set bxi.link_latency=1e-6
+                         (repeatable; wins over S4BXI_* and the file)
+      --trace DIR        write CSV traces of the NICs into DIR (log_0.csv, ...)
+      --print-config     print every model parameter, its value and where it
+                         comes from (with --platform, --set), and exit
       --keep-run-dir     keep the private run directory (for debugging)
       --simkernel PATH   use this simulation server instead of the one installed
                          with the launcher
@@ -119,7 +145,13 @@ Options:
 
 Environment: S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
 S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT and S4BXI_LOG_LEVEL give defaults for the options
-of the same name; options win. Any other S4BXI_* variable is an error.
+of the same name; options win. The model's knobs have their own variables
+(S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
+S4BXI_MAX_RETRIES, S4BXI_RETRY_TIMEOUT, S4BXI_MAX_INFLIGHT_TO_TARGET,
+S4BXI_MAX_INFLIGHT_TO_PROCESS, S4BXI_LOG_FOLDER, S4BXI_LOG_COMPUTATION, and
+S4BXI_<KEY> for the other keys, e.g. S4BXI_BXI_LINK_LATENCY): they override the
+platform file, --set overrides them; --print-config lists them all. Any other
+S4BXI_* variable is an error.
 
 Exit status: the command's status (spawn mode: the first non-zero rank status,
 128+signal for a rank killed by a signal); the server's status if the command succeeded
@@ -136,8 +168,9 @@ namespace {
 
 struct Raw {
     std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary;
-    std::string simkernel, preload;
-    bool quiet = false, keep = false, help = false, version = false;
+    std::string simkernel, preload, trace;
+    std::vector<std::string> sets;
+    bool quiet = false, keep = false, help = false, version = false, print_config = false;
 };
 
 // Validates one value; `where` names its source for the message ("--ppn" or "S4BXI_PPN").
@@ -219,12 +252,15 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     CLI::Option* summary = app.add_option("--summary", raw.summary);
     CLI::Option* simkernel = app.add_option("--simkernel", raw.simkernel);
     CLI::Option* preload = app.add_option("--preload", raw.preload);
+    CLI::Option* trace = app.add_option("--trace", raw.trace);
+    app.add_option("--set", raw.sets)->allow_extra_args(false);
+    app.add_flag("--print-config", raw.print_config);
     app.add_flag("-q,--quiet", raw.quiet);
     app.add_flag("--keep-run-dir", raw.keep);
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary,
-                                simkernel, preload})
+                                simkernel, preload, trace})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -264,11 +300,49 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
         if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
             return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
                                      "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT, "
-                                     "S4BXI_LOG_LEVEL)",
+                                     "S4BXI_LOG_LEVEL, and the model's knobs listed by s4bxi-launch --print-config)",
                                      name));
 
     Options options;
     Checker check;
+
+    // The model's knobs: checked here (nothing starts with a bad value), applied by the
+    // server. Environment first, then --set in order; the server keeps that precedence.
+    for (const auto& [name, value] : env) {
+        const config::Key* key = config::find_env(name);
+        if (!key) continue;
+        config::Parsed parsed = config::parse_text(*key, value);
+        if (!parsed.ok) {
+            check.fail(name, value, parsed.error.c_str());
+            continue;
+        }
+        options.knob_env.emplace_back(name, value);
+    }
+    for (const std::string& set : raw.sets) {
+        size_t eq = set.find('=');
+        const config::Key* key = eq == std::string::npos ? nullptr : config::find_key(set.substr(0, eq));
+        if (eq == std::string::npos || eq == 0) {
+            if (check.error.empty())
+                check.error = fmt::format("invalid --set '{}': expected KEY=VALUE, e.g. --set nic.quick_acks=true", set);
+            continue;
+        }
+        if (!key) {
+            if (check.error.empty())
+                check.error = fmt::format("invalid --set '{}': unknown key '{}' (s4bxi-launch --print-config lists them)",
+                                          set, set.substr(0, eq));
+            continue;
+        }
+        config::Parsed parsed = config::parse_text(*key, std::string_view(set).substr(eq + 1));
+        if (!parsed.ok) {
+            check.fail("--set " + std::string(key->key), set.substr(eq + 1), parsed.error.c_str());
+            continue;
+        }
+        options.sets.push_back(set);
+    }
+    if (trace->count()) {
+        if (raw.trace.empty()) check.fail("--trace", raw.trace, "a directory");
+        else options.trace_dir = raw.trace;
+    }
 
     // Environment defaults first, then the command line on top.
     auto from_env = [&](const char* name) -> const std::string* {
@@ -303,6 +377,17 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
 
     options.quiet = raw.quiet;
     options.keep_run_dir = raw.keep;
+    options.print_config = raw.print_config;
+
+    if (options.print_config) {
+        if (!command.empty())
+            return error(fmt::format("--print-config runs nothing: remove '{}' (see s4bxi-launch --help)",
+                                     command.front()));
+        ParseOutcome outcome;
+        outcome.kind = ParseOutcome::Kind::PrintConfig;
+        outcome.options = std::move(options);
+        return outcome;
+    }
 
     if (command.empty())
         return error(options.spawn_mode() ? "no program given (usage: s4bxi-launch -n N [options] PROGRAM [ARGS...])"

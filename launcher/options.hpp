@@ -38,13 +38,19 @@ struct Options {
     std::optional<std::string> preload;    // explicit library path (default: next to the launcher)
     std::vector<std::string> command;      // program (or command) and its arguments
 
+    // Model configuration, forwarded to the server (docs/model.md, "Configuration").
+    std::vector<std::string> sets;                               // --set KEY=VALUE, in order
+    std::vector<std::pair<std::string, std::string>> knob_env;   // S4BXI_* knobs of the environment
+    std::optional<std::string> trace_dir;                        // --trace DIR
+    bool print_config = false;                                   // --print-config: print, run nothing
+
     bool spawn_mode() const { return np.has_value(); }
     // World size announced to the server: N in spawn mode, 0 (learned from the ranks) otherwise.
     int world_size() const { return np.value_or(0); }
 };
 
 struct ParseOutcome {
-    enum class Kind { Run, Help, Version, Error };
+    enum class Kind { Run, Help, Version, Error, PrintConfig };
     Kind kind = Kind::Error;
     Options options;
     // Help: the full help text. Version: the version line. Error: the problem, one line,
@@ -65,8 +71,12 @@ const std::vector<EnvDefault>& env_defaults();
 // launcher's environment (e.g. a nested run) but replaced or removed for the children.
 const std::vector<std::string>& internal_env_names();
 
-// True if `name` is an S4BXI_* variable we know.
+// True if `name` is an S4BXI_* variable we know: ours, the internal ones, or a model knob
+// (simkernel/config_keys.hpp).
 bool known_env_name(std::string_view name);
+
+// The server arguments that carry the model configuration: --set, --env, --trace.
+std::vector<std::string> config_arguments(const Options& options);
 
 // args: argv without argv[0]. env: the launcher's environment (only S4BXI_* entries matter).
 ParseOutcome parse_options(const std::vector<std::string>& args, const Environment& env);

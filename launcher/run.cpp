@@ -252,6 +252,7 @@ bool Supervisor::start_server()
         args.emplace_back("--platform");
         args.push_back(*plan_.platform);
     }
+    for (std::string& arg : config_arguments(o)) args.push_back(std::move(arg));
     log::debug("starting {}", fmt::join(args, " "));
     CStrings argv(args);
 

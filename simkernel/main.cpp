@@ -1,14 +1,20 @@
 // s4bxi-simkernel: started by s4bxi-launch, never by hand (see docs/usage.md).
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <iostream>
+
+#include "config_override.hpp"
 #include "server.hpp"
 
 int main(int argc, char** argv)
 {
     s4bxi::sim::Config config;
+    s4bxi::sim::Overrides& overrides = s4bxi::sim::command_line_overrides();
     std::string cpu_model = "measured";
+    bool print_config = false;
     CLI::App app{"s4bxi simulation server (started by s4bxi-launch)"};
-    app.add_option("--run-dir", config.run_dir, "private run directory")->required();
+    CLI::Option* run_dir = app.add_option("--run-dir", config.run_dir, "private run directory");
     app.add_option("--world-size", config.world_size, "number of ranks (0: learned from the ranks)")->check(CLI::NonNegativeNumber);
     app.add_option("--ppn", config.ppn, "ranks per node")->check(CLI::PositiveNumber);
     app.add_option("--platform", config.platform_file, "platform description (TOML)");
@@ -21,10 +27,36 @@ int main(int argc, char** argv)
     app.add_option("--register-timeout", config.register_timeout, "wall seconds for every rank to register")->check(CLI::PositiveNumber);
     app.add_option("--deadlock-timeout", config.outside_deadlock_timeout,
                    "wall seconds a rank blocked outside the simulation may hold every other rank")->check(CLI::PositiveNumber);
+    // The configuration overrides forwarded by the launcher (docs/model.md, "Configuration").
+    std::vector<std::string> env;
+    app.add_option("--set", overrides.sets, "KEY=VALUE: override a platform key (repeatable)")->take_all();
+    app.add_option("--env", env, "S4BXI_NAME=VALUE: a knob's environment variable (repeatable)")->take_all();
+    app.add_option("--trace", overrides.trace_folder, "write CSV traces into this directory");
+    app.add_flag("--print-config", print_config, "print the effective configuration and exit");
     try {
         app.parse(argc, argv);
+        if (!print_config && run_dir->count() == 0) throw CLI::RequiredError("--run-dir");
     } catch (const CLI::ParseError& error) {
         return app.exit(error) == 0 ? 0 : s4bxi::sim::kExitConfig;
+    }
+    for (const std::string& entry : env) {
+        size_t eq = entry.find('=');
+        if (eq == std::string::npos) {
+            fmt::print(stderr, "s4bxi-simkernel: error: --env '{}': expected NAME=VALUE\n", entry);
+            return s4bxi::sim::kExitConfig;
+        }
+        overrides.env.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+    }
+    if (print_config) {
+        try {
+            s4bxi::sim::PlatformSpec spec = s4bxi::sim::load_platform_file(config.platform_file);
+            s4bxi::sim::apply_overrides(spec, overrides);
+            std::cout << s4bxi::sim::format_config(spec) << std::flush;
+            return 0;
+        } catch (const std::exception& error) {
+            fmt::print(stderr, "s4bxi-simkernel: error: {}\n", error.what());
+            return s4bxi::sim::kExitConfig;
+        }
     }
     config.cpu_model = cpu_model == "zero" ? s4bxi::wire::CpuModel::Zero : s4bxi::wire::CpuModel::Measured;
     return s4bxi::sim::run_server(std::move(config));

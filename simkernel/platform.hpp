@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,13 +33,29 @@ struct NicTimings {
     uint64_t e2e_context_size = 64;             // early SEND for payloads up to this size
 };
 
+// A link turned off at `off` and back on at `on` (simulated seconds; on < 0: never).
+struct LinkFailure {
+    std::string link;    // nodeN_BXI, nodeN_PCI or nodeN_PCI_FAT
+    double off = 0.0;
+    double on = -1.0;
+    std::string origin;  // where it was given, for messages
+};
+
 struct PlatformSpec {
     std::string source;  // file name, or "<built-in default>"
     std::string name = "default";
     uint32_t nodes = 16;
     uint32_t cores_per_node = 4;
     double core_speed = 1e10;
-    std::string topology = "switch";
+    std::string topology = "switch";  // switch, fat_tree, dragonfly, torus
+    std::vector<uint32_t> nids;       // NID of each node; empty: the node index
+    std::string plugin;               // shared library building the platform itself
+    // [topology]: fat_tree / dragonfly parameter string, torus dimensions, and the
+    // switch-to-switch links (negative: same as the BXI link)
+    std::string topology_parameters;
+    std::vector<uint32_t> torus_dimensions;
+    double topology_link_bandwidth = -1.0;
+    double topology_link_latency = -1.0;
     double pcie_limiter_bandwidth = 11.1e9;
     double pcie_limiter_latency = 0.0;
     double pcie_shared_bandwidth = 15.75e9;
@@ -58,19 +75,57 @@ struct PlatformSpec {
     uint32_t max_inflight_to_process = 0;
     bool quick_acks = false;  // appendix §7.2
     NicTimings timings;
+    std::vector<LinkFailure> failures;
+    // CSV traces (appendix §10): empty or "/dev/null" = off
+    std::string trace_folder;
+    bool trace_computation = true;
+
+    // Where each key's value comes from ("default", "platform file F:line",
+    // "environment S4BXI_X", "--set", ...), by dotted key; see config_override.hpp.
+    std::map<std::string, std::string> origins;
+
+    uint32_t nid_of(uint32_t node_index) const { return nids.empty() ? node_index : nids.at(node_index); }
+    double switch_link_bandwidth() const { return topology_link_bandwidth > 0 ? topology_link_bandwidth : bxi_link_bandwidth; }
+    double switch_link_latency() const { return topology_link_latency >= 0 ? topology_link_latency : bxi_link_latency; }
+    bool tracing() const { return !trace_folder.empty() && trace_folder != "/dev/null"; }
 };
 
 // Parses a platform description; throws std::runtime_error naming file, key and value.
+// The result is checked as a whole (finalize_platform) before it is returned.
 PlatformSpec parse_platform(const std::string& toml_text, const std::string& source);
 PlatformSpec default_platform();
+
+// Checks the keys against each other and derives what follows from them (the node count
+// of a fat tree, model_pci_commands off without model_pci). Idempotent; run again after
+// overrides. Throws std::runtime_error naming the keys and where their values come from.
+void finalize_platform(PlatformSpec& spec);
+
+// Number of leaves of a fat_tree / dragonfly / torus topology (0 for switch or a plugin).
+uint32_t topology_leaves(const PlatformSpec& spec);
 
 struct NodeHosts {
     std::vector<simgrid::s4u::Host*> cores;
     simgrid::s4u::Host* nic = nullptr;
     std::string name;
+    uint32_t nid = 0;
 };
 
-// Builds the SimGrid platform; returns the hosts of every node, by NID.
+// Builds the SimGrid platform (the engine must exist and have no platform yet); returns
+// the hosts of every node, in node order (nodes[i].nid == spec.nid_of(i)).
+// Throws std::runtime_error when a plugin fails or builds something inconsistent.
 std::vector<NodeHosts> build_platform(const PlatformSpec& spec);
+
+// A platform plugin is a shared library that exports this symbol (extern "C", built with
+// the same compiler and SimGrid as s4bxi-simkernel). It is called once, with the SimGrid
+// engine created and no zone yet, and must build and seal the whole platform, then append
+// one NodeHosts per node, in node order: node i has nid spec.nid_of(i), at least
+// spec.cores_per_node cores and its NIC host; every core has a route to its NIC, and
+// every NIC to every other NIC. It reports errors by throwing std::exception.
+// See docs/platforms.md and tests/integration/platforms/plugin_two_nodes.cpp.
+inline constexpr const char* kPlatformLoaderSymbol = "s4bxi_load_platform";
+using PlatformLoader = void(const PlatformSpec& spec, std::vector<NodeHosts>& nodes);
+
+// Loads the plugin library and finds its loader; throws std::runtime_error if it cannot.
+PlatformLoader* load_platform_plugin(const std::string& path);
 
 }  // namespace s4bxi::sim

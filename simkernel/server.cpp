@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "config_override.hpp"
 #include "context.hpp"
 #include "gate.hpp"
 #include "nic_model.hpp"
@@ -25,6 +26,7 @@
 #include "rank_socket.hpp"
 #include "seccomp_supervisor.hpp"
 #include "summary.hpp"
+#include "trace.hpp"
 
 namespace s4bxi::sim {
 
@@ -59,15 +61,16 @@ void install_signal_handlers()
     signal(SIGPIPE, SIG_IGN);
 }
 
+// The platform file (or the built-in one), then the environment and --set given by the
+// launcher; a plugin is loaded now so that a missing library is an error before any rank
+// starts.
 PlatformSpec load_platform(const Config& config)
 {
-    if (config.platform_file.empty()) return default_platform();
-    std::ifstream in(config.platform_file);
-    if (!in) throw ConfigError(fmt::format("cannot read platform file '{}': {}", config.platform_file, strerror(errno)));
-    std::stringstream text;
-    text << in.rdbuf();
     try {
-        return parse_platform(text.str(), config.platform_file);
+        PlatformSpec spec = load_platform_file(config.platform_file);
+        apply_overrides(spec, command_line_overrides());
+        if (!spec.plugin.empty()) load_platform_plugin(spec.plugin);
+        return spec;
     } catch (const std::runtime_error& error) {
         throw ConfigError(error.what());
     }
@@ -127,10 +130,11 @@ void Server::accept_rank(int fd)
     if (world > 0 && (hello.rank < 0 || hello.rank >= world))
         return refuse(fd, fmt::format("rank {} is outside the world of {} ranks", hello.rank, world));
     if (ctx.registry.find(hello.rank)) return refuse(fd, fmt::format("rank {} registered twice", hello.rank));
-    uint32_t nid = static_cast<uint32_t>(hello.rank / config.ppn);
-    if (nid >= spec_.nodes)
+    uint32_t node_index = static_cast<uint32_t>(hello.rank / config.ppn);
+    if (node_index >= spec_.nodes)
         return refuse(fd, fmt::format("rank {} needs node {} but the platform has {} nodes ({} ranks per node)",
-                                      hello.rank, nid, spec_.nodes, config.ppn));
+                                      hello.rank, node_index, spec_.nodes, config.ppn));
+    uint32_t nid = spec_.nid_of(node_index);
 
     auto record = std::make_unique<RankRecord>();
     record->rank = hello.rank;
@@ -218,7 +222,24 @@ void Server::simulate()
     sg4::Engine engine(&argc, argv.data());
 
     g_node_count = spec_.nodes;
-    NicModel model(spec_, build_platform(spec_));
+    std::vector<NodeHosts> nodes;
+    try {
+        nodes = build_platform(spec_);
+    } catch (const std::exception& error) {
+        ctx.outcome.fail("error", error.what(), kExitConfig);
+        return;
+    }
+    NicModel model(spec_, nodes);
+    // NIDs other than the node index need a NIC model that looks NICs up by NID.
+    for (const NodeHosts& node : nodes)
+        if (node.nid >= model.size() || model.nic(node.nid).hosts().nic != node.nic) {
+            ctx.outcome.fail("error",
+                             fmt::format("{}: platform.nids: NID {} is not supported by the NIC model yet (it numbers "
+                                         "NICs 0 .. nodes-1)",
+                                         spec_.source, node.nid),
+                             kExitConfig);
+            return;
+        }
     set_nic_model(&model);
     model.start();
     ctx.gate_wakeup = sg4::Semaphore::create(0);
@@ -233,6 +254,7 @@ void Server::simulate()
     sg4::Actor::create("gate", model.nic(0).hosts().cores.front(), gate_actor);
     sg4::Engine::on_deadlock_cb(report_deadlock);
     engine.run();
+    trace::close();
     makespan_ = sg4::Engine::get_clock();
     bytes_moved_ = model.bytes_moved;
     set_nic_model(nullptr);
@@ -242,6 +264,7 @@ int Server::finish()
 {
     Context& ctx = context();
     for (auto& r : ctx.registry.ranks()) supervisor_.remove_rank(r->rank);
+    trace::close();
     write_summary(make_summary(ctx, makespan_, bytes_moved_), ctx.config.summary_out);
     if (ctx.outcome.failed()) fmt::print(stderr, "s4bxi-simkernel: error: {}\n", ctx.outcome.message);
     return ctx.outcome.exit_code;
@@ -255,6 +278,11 @@ int Server::run()
     int ready_fd = ctx.config.ready_fd;
     try {
         spec_ = load_platform(ctx.config);
+        try {
+            trace::open(spec_.trace_folder, spec_.trace_computation);
+        } catch (const std::runtime_error& error) {
+            throw ConfigError(error.what());
+        }
         if (ctx.config.ppn < 1) throw ConfigError("--ppn must be at least 1");
         if (ctx.config.world_size > 0 &&
             static_cast<uint64_t>(ctx.config.world_size) > static_cast<uint64_t>(spec_.nodes) * ctx.config.ppn)

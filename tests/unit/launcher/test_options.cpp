@@ -221,3 +221,85 @@ TEST_CASE("strict number parsing", "[options]")
     CHECK_FALSE(parse_real("1.0s"));
     CHECK_FALSE(parse_real(""));
 }
+
+TEST_CASE("--set is repeatable, checked, and kept in order", "[options][config]")
+{
+    auto r = parse({"--set", "nic.quick_acks=true", "-n", "2", "--set", "bxi.link_latency=1e-6", "--set=nic.e2e=0",
+                    "prog", "--set", "x"});
+    REQUIRE(r.kind == Kind::Run);
+    CHECK(r.options.sets == std::vector<std::string>{"nic.quick_acks=true", "bxi.link_latency=1e-6", "nic.e2e=0"});
+    CHECK(r.options.command == std::vector<std::string>{"prog", "--set", "x"});
+
+    auto bad_value = parse({"--set", "nic.quick_acks=maybe", "-n", "1", "prog"});
+    REQUIRE(bad_value.kind == Kind::Error);
+    CHECK(contains(bad_value.text, "nic.quick_acks"));
+    CHECK(contains(bad_value.text, "maybe"));
+    CHECK(contains(bad_value.text, "true, false, TRUE, FALSE, 1 or 0"));
+
+    auto unknown = parse({"--set", "nic.quick_ack=1", "-n", "1", "prog"});
+    REQUIRE(unknown.kind == Kind::Error);
+    CHECK(contains(unknown.text, "unknown key 'nic.quick_ack'"));
+
+    auto no_equal = parse({"--set", "nic.quick_acks", "-n", "1", "prog"});
+    REQUIRE(no_equal.kind == Kind::Error);
+    CHECK(contains(no_equal.text, "KEY=VALUE"));
+
+    auto range = parse({"--set", "nic.command_queue_depth=0", "-n", "1", "prog"});
+    REQUIRE(range.kind == Kind::Error);
+    CHECK(contains(range.text, ">= 1"));
+
+    auto list = parse({"--set", "topology.dimensions=4,4,2", "-n", "1", "prog"});
+    CHECK(list.kind == Kind::Run);
+    auto bad_list = parse({"--set", "topology.dimensions=4,,2", "-n", "1", "prog"});
+    CHECK(bad_list.kind == Kind::Error);
+}
+
+TEST_CASE("the model's S4BXI_* knobs are known, checked and forwarded", "[options][config][env]")
+{
+    for (const char* name : {"S4BXI_QUICK_ACKS", "S4BXI_MODEL_PCI", "S4BXI_MODEL_PCI_COMMANDS", "S4BXI_E2E_OFF",
+                             "S4BXI_MAX_RETRIES", "S4BXI_RETRY_TIMEOUT", "S4BXI_MAX_INFLIGHT_TO_TARGET",
+                             "S4BXI_MAX_INFLIGHT_TO_PROCESS", "S4BXI_LOG_FOLDER", "S4BXI_LOG_COMPUTATION",
+                             "S4BXI_BXI_LINK_LATENCY", "S4BXI_NIC_TIMINGS_EVENT_SIZE"}) {
+        INFO(name);
+        CHECK(known_env_name(name));
+    }
+    Environment env = {{"S4BXI_QUICK_ACKS", "TRUE"}, {"S4BXI_MAX_RETRIES", "3"}, {"S4BXI_LOG_FOLDER", "/tmp/t"}};
+    auto r = parse({"-n", "1", "--set", "nic.max_retries=4", "--trace", "/tmp/u", "prog"}, env);
+    REQUIRE(r.kind == Kind::Run);
+    std::vector<std::string> args = config_arguments(r.options);
+    // Environment first, then --set, then --trace: the server applies them in this order.
+    CHECK(args == std::vector<std::string>{"--env", "S4BXI_LOG_FOLDER=/tmp/t", "--env", "S4BXI_MAX_RETRIES=3", "--env",
+                                           "S4BXI_QUICK_ACKS=TRUE", "--set", "nic.max_retries=4", "--trace", "/tmp/u"});
+
+    for (auto [name, value] : std::vector<std::pair<const char*, const char*>>{{"S4BXI_QUICK_ACKS", "yes"},
+                                                                              {"S4BXI_E2E_OFF", "True"},
+                                                                              {"S4BXI_MAX_RETRIES", "-1"},
+                                                                              {"S4BXI_RETRY_TIMEOUT", "10s"},
+                                                                              {"S4BXI_MAX_INFLIGHT_TO_TARGET", "1.5"}}) {
+        INFO(name);
+        auto bad = parse({"-n", "1", "prog"}, {{name, value}});
+        REQUIRE(bad.kind == Kind::Error);
+        CHECK(contains(bad.text, name));
+        CHECK(contains(bad.text, value));
+    }
+    auto typo = parse({"-n", "1", "prog"}, {{"S4BXI_QUICK_ACK", "1"}});
+    REQUIRE(typo.kind == Kind::Error);
+    CHECK(contains(typo.text, "unknown environment variable S4BXI_QUICK_ACK"));
+}
+
+TEST_CASE("--print-config needs no program and runs none", "[options][config]")
+{
+    auto r = parse({"--print-config", "--platform", "p.toml", "--set", "nic.e2e=false"});
+    REQUIRE(r.kind == Kind::PrintConfig);
+    CHECK(r.options.print_config);
+    CHECK(*r.options.platform == "p.toml");
+    CHECK(r.options.sets == std::vector<std::string>{"nic.e2e=false"});
+    auto with_program = parse({"--print-config", "-n", "1", "prog"});
+    REQUIRE(with_program.kind == Kind::Error);
+    CHECK(contains(with_program.text, "prog"));
+    CHECK(contains(help_text(), "--print-config"));
+    CHECK(contains(help_text(), "--set KEY=VALUE"));
+    CHECK(contains(help_text(), "--trace DIR"));
+    auto empty_trace = parse({"--trace", "", "-n", "1", "prog"});
+    CHECK(empty_trace.kind == Kind::Error);
+}

@@ -1,0 +1,278 @@
+// Every parameter of the platform description, by its dotted TOML key ("nic.quick_acks"),
+// with its type, its range and the S4BXI_* environment variable that overrides it.
+//
+// One table, shared by the server (which reads the platform file, applies the overrides
+// and builds the platform) and by s4bxi-launch (which checks `--set key=value` and the
+// S4BXI_* values before it starts anything). Header-only, standard library only.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace s4bxi::config {
+
+enum class Type {
+    Bool,       // true / false
+    Count,      // unsigned integer that fits 32 bits
+    Size,       // unsigned integer (bytes)
+    Real,       // finite number
+    Text,       // string (`choices` lists the allowed values, '|'-separated, when not empty)
+    CountList,  // list of unsigned integers: a TOML array, or "4,4,4" from --set
+};
+
+struct Key {
+    std::string_view key;
+    Type type;
+    double min = 0;
+    double max = 0;             // 0 = no upper bound
+    bool min_exclusive = false;
+    std::string_view env = {};  // S4BXI_* variable, empty if none
+    bool env_inverted = false;  // the variable means the opposite (S4BXI_E2E_OFF)
+    std::string_view choices = {};
+    std::string_view help = {};
+};
+
+inline constexpr double kCount32 = 4294967295.0;
+inline constexpr double kNoMax = 0;
+
+// The order is the order of --print-config and of docs/model.md.
+inline constexpr Key kKeys[] = {
+    {"platform.name", Type::Text, 0, 0, false, {}, false, {}, "name of the SimGrid zone"},
+    {"platform.nodes", Type::Count, 1, 65536, false, {}, false, {},
+     "number of nodes (a fat tree, dragonfly or torus gives it when the file does not)"},
+    {"platform.cores_per_node", Type::Count, 1, 4096, false, {}, false, {}, "CPU hosts per node"},
+    {"platform.core_speed", Type::Real, 0, kNoMax, true, {}, false, {}, "flop/s of a core"},
+    {"platform.topology", Type::Text, 0, 0, false, {}, false, "switch|fat_tree|dragonfly|torus",
+     "how the NICs are connected"},
+    {"platform.nids", Type::CountList, 0, kCount32, false, {}, false, {},
+     "NID of each node, in node order (default: 0, 1, ...)"},
+    {"platform.plugin", Type::Text, 0, 0, false, {}, false, {},
+     "shared library that builds the SimGrid platform itself (docs/platforms.md)"},
+
+    {"pcie.limiter_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_PCIE_LIMITER_BANDWIDTH", false, {},
+     "B/s, per-transfer cap (FATPIPE)"},
+    {"pcie.limiter_latency", Type::Real, 0, kNoMax, false, "S4BXI_PCIE_LIMITER_LATENCY", false, {}, "s"},
+    {"pcie.shared_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_PCIE_SHARED_BANDWIDTH", false, {},
+     "B/s, the node's bus (SHARED)"},
+    {"pcie.shared_latency", Type::Real, 0, kNoMax, false, "S4BXI_PCIE_SHARED_LATENCY", false, {}, "s"},
+
+    {"bxi.link_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_BXI_LINK_BANDWIDTH", false, {},
+     "B/s, NIC <-> its switch"},
+    {"bxi.link_latency", Type::Real, 0, kNoMax, false, "S4BXI_BXI_LINK_LATENCY", false, {}, "s"},
+
+    {"topology.parameters", Type::Text, 0, 0, false, {}, false, {},
+     "fat_tree: SimGrid PGFT string \"levels;down;up;count\"; dragonfly: \"g,blue;c,black;r,green;n\""},
+    {"topology.dimensions", Type::CountList, 1, 65536, false, {}, false, {}, "torus: size of each dimension"},
+    {"topology.link_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_TOPOLOGY_LINK_BANDWIDTH", false, {},
+     "B/s, switch <-> switch (default: bxi.link_bandwidth)"},
+    {"topology.link_latency", Type::Real, 0, kNoMax, false, "S4BXI_TOPOLOGY_LINK_LATENCY", false, {},
+     "s, switch <-> switch (default: bxi.link_latency)"},
+
+    {"nic.command_queue_depth", Type::Count, 1, 1 << 20, false, "S4BXI_NIC_COMMAND_QUEUE_DEPTH", false, {},
+     "commands a NI may have queued before the CPU blocks"},
+    {"nic.e2e", Type::Bool, 0, 0, false, "S4BXI_E2E_OFF", true, {}, "BXI end-to-end acknowledgements"},
+    {"nic.model_pci", Type::Bool, 0, 0, false, "S4BXI_MODEL_PCI", false, {},
+     "PIO, DMA and payload writes cost PCIe time (false forces nic.model_pci_commands off)"},
+    {"nic.model_pci_commands", Type::Bool, 0, 0, false, "S4BXI_MODEL_PCI_COMMANDS", false, {},
+     "64-byte commands and 96-byte event writes cost PCIe time"},
+    {"nic.max_retries", Type::Count, 0, 1000000, false, "S4BXI_MAX_RETRIES", false, {},
+     "E2E retransmissions before giving up"},
+    {"nic.retry_timeout", Type::Real, 0, kNoMax, true, "S4BXI_RETRY_TIMEOUT", false, {}, "s, E2E timeout"},
+    {"nic.e2e_entries", Type::Count, 1, 1 << 24, false, "S4BXI_NIC_E2E_ENTRIES", false, {},
+     "E2E entries per node"},
+    {"nic.max_inflight_to_target", Type::Count, 0, kCount32, false, "S4BXI_MAX_INFLIGHT_TO_TARGET", false, {},
+     "flow control: messages in flight to one node (0: no limit)"},
+    {"nic.max_inflight_to_process", Type::Count, 0, kCount32, false, "S4BXI_MAX_INFLIGHT_TO_PROCESS", false, {},
+     "flow control: messages in flight to one process (0: no limit)"},
+    {"nic.quick_acks", Type::Bool, 0, 0, false, "S4BXI_QUICK_ACKS", false, {},
+     "the target ACKs before writing the payload"},
+
+    {"nic.timings.pci_latency_heuristic", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_PCI_LATENCY_HEURISTIC",
+     false, {}, "s, first/last-packet waits"},
+    {"nic.timings.pci_heuristic_bandwidth", Type::Real, 0, kNoMax, true,
+     "S4BXI_NIC_TIMINGS_PCI_HEURISTIC_BANDWIDTH", false, {}, "B/s, first/last-packet waits"},
+    {"nic.timings.packet_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_TIMINGS_PACKET_SIZE", false, {},
+     "B, size switch of the wait formula"},
+    {"nic.timings.send_preparation", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_SEND_PREPARATION", false, {},
+     "s, before every network send"},
+    {"nic.timings.tx_after_put_no_dma", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_TX_AFTER_PUT_NO_DMA", false,
+     {}, "s, TX after an inline/PIO put"},
+    {"nic.timings.tx_after_ptl_ack", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_TX_AFTER_PTL_ACK", false, {},
+     "s, TX after a PTL ACK"},
+    {"nic.timings.tx_after_get", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_TX_AFTER_GET", false, {},
+     "s, TX after a Get request"},
+    {"nic.timings.tx_after_response_no_dma", Type::Real, 0, kNoMax, false,
+     "S4BXI_NIC_TIMINGS_TX_AFTER_RESPONSE_NO_DMA", false, {}, "s, TX after a response without data"},
+    {"nic.timings.cpu_after_pio", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_CPU_AFTER_PIO", false, {},
+     "s, CPU after a PIO push (PtlPut)"},
+    {"nic.timings.command_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_COMMAND_SIZE", false, {},
+     "B, CPU -> NIC command"},
+    {"nic.timings.dma_request_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_DMA_REQUEST_SIZE", false, {},
+     "B, NIC -> CPU before a DMA read"},
+    {"nic.timings.event_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_EVENT_SIZE", false, {},
+     "B, event write"},
+    {"nic.timings.ack_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_ACK_SIZE", false, {},
+     "B, PTL ACK and BXI ACK on the network"},
+    {"nic.timings.get_request_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_GET_REQUEST_SIZE", false, {},
+     "B, Get request on the network"},
+    {"nic.timings.inline_matching", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_INLINE_MATCHING", false, {},
+     "B, inline limit (matching NI)"},
+    {"nic.timings.inline_non_matching", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_INLINE_NON_MATCHING", false,
+     {}, "B, inline limit (non-matching NI)"},
+    {"nic.timings.pio_matching", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_PIO_MATCHING", false, {},
+     "B, PIO limit (matching NI)"},
+    {"nic.timings.pio_non_matching", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_PIO_NON_MATCHING", false, {},
+     "B, PIO limit (non-matching NI)"},
+    {"nic.timings.e2e_context_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_E2E_CONTEXT_SIZE", false, {},
+     "B, early SEND up to this size"},
+
+    {"trace.folder", Type::Text, 0, 0, false, "S4BXI_LOG_FOLDER", false, {},
+     "directory of the CSV traces (empty or /dev/null: no trace)"},
+    {"trace.computation", Type::Bool, 0, 0, false, "S4BXI_LOG_COMPUTATION", false, {}, "also trace COMPUTE rows"},
+};
+
+inline const Key* find_key(std::string_view key)
+{
+    for (const Key& k : kKeys)
+        if (k.key == key) return &k;
+    return nullptr;
+}
+
+inline const Key* find_env(std::string_view env)
+{
+    for (const Key& k : kKeys)
+        if (!k.env.empty() && k.env == env) return &k;
+    return nullptr;
+}
+
+// A value given as text (--set, environment), checked against its key.
+struct Parsed {
+    bool ok = false;
+    std::string error;  // what was expected, when !ok
+    bool boolean = false;
+    double real = 0;
+    uint64_t integer = 0;
+    std::string text;
+    std::vector<uint64_t> list;
+};
+
+inline std::string describe_range(const Key& k)
+{
+    auto number = [](double v) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%.15g", v);
+        return std::string(buffer);
+    };
+    std::string lower = (k.min_exclusive ? "> " : ">= ") + number(k.min);
+    if (k.max != kNoMax) return lower + " and <= " + number(k.max);
+    return lower;
+}
+
+// Whole-string unsigned integer, or nothing.
+inline bool parse_unsigned(std::string_view text, uint64_t& out)
+{
+    if (text.empty() || text.front() == '-') return false;
+    if (text.front() == '+') text.remove_prefix(1);
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size();
+}
+
+// Checks a number against the key's range; empty when fine.
+inline std::string check_range(const Key& k, double value)
+{
+    bool low = k.min_exclusive ? value <= k.min : value < k.min;
+    bool high = k.max != kNoMax && value > k.max;
+    if (!std::isfinite(value) || low || high) return "a value " + describe_range(k);
+    return {};
+}
+
+// Booleans follow the reference simulator: true is "TRUE", "true" or "1"; but anything
+// that is not one of true/false/TRUE/FALSE/1/0 is an error rather than false.
+inline Parsed parse_text(const Key& k, std::string_view text)
+{
+    Parsed p;
+    switch (k.type) {
+    case Type::Bool:
+        if (text == "true" || text == "TRUE" || text == "1") p.boolean = true;
+        else if (text == "false" || text == "FALSE" || text == "0") p.boolean = false;
+        else {
+            p.error = "true, false, TRUE, FALSE, 1 or 0";
+            return p;
+        }
+        break;
+    case Type::Count:
+    case Type::Size: {
+        uint64_t value = 0;
+        if (!parse_unsigned(text, value)) {
+            p.error = "an integer " + describe_range(k);
+            return p;
+        }
+        double limit = k.type == Type::Count ? kCount32 : 1.8e19;
+        if (static_cast<double>(value) > limit || !check_range(k, static_cast<double>(value)).empty()) {
+            p.error = "an integer " + describe_range(k);
+            return p;
+        }
+        p.integer = value;
+        break;
+    }
+    case Type::Real: {
+        std::string_view t = text;
+        if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+        double value = 0;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+        if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !check_range(k, value).empty()) {
+            p.error = "a number " + describe_range(k);
+            return p;
+        }
+        p.real = value;
+        break;
+    }
+    case Type::Text:
+        if (!k.choices.empty()) {
+            bool found = false;
+            std::string_view rest = k.choices;
+            while (!rest.empty()) {
+                size_t bar = rest.find('|');
+                if (rest.substr(0, bar) == text) found = true;
+                if (bar == std::string_view::npos) break;
+                rest.remove_prefix(bar + 1);
+            }
+            if (!found) {
+                std::string list(k.choices);
+                for (char& c : list)
+                    if (c == '|') c = ',';
+                p.error = "one of " + list;
+                return p;
+            }
+        }
+        p.text = std::string(text);
+        break;
+    case Type::CountList: {
+        std::string_view rest = text;
+        while (true) {
+            size_t comma = rest.find(',');
+            std::string_view item = rest.substr(0, comma);
+            uint64_t value = 0;
+            if (!parse_unsigned(item, value) || static_cast<double>(value) > kCount32 ||
+                !check_range(k, static_cast<double>(value)).empty()) {
+                p.error = "a comma-separated list of integers " + describe_range(k);
+                return p;
+            }
+            p.list.push_back(value);
+            if (comma == std::string_view::npos) break;
+            rest.remove_prefix(comma + 1);
+        }
+        break;
+    }
+    }
+    p.ok = true;
+    return p;
+}
+
+}  // namespace s4bxi::config
