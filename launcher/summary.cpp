@@ -105,6 +105,10 @@ std::string format_summary(const json* server, double wall_time, size_t max_rank
     row("Portals operations", count(number(*server, "portals_ops")));
     auto bytes = number(*server, "bytes_moved");
     row("bytes moved", bytes ? fmt::format("{:.0f} ({})", *bytes, format_bytes(*bytes)) : "-");
+    auto retransmissions = number(*server, "retransmissions");
+    auto undeliverable = number(*server, "undeliverable");
+    if ((retransmissions && *retransmissions > 0) || (undeliverable && *undeliverable > 0))
+        row("E2E", fmt::format("{} retransmissions, {} messages given up", count(retransmissions), count(undeliverable)));
 
     auto ranks = server->find("ranks");
     if (ranks == server->end() || !ranks->is_array() || ranks->empty()) return out;

@@ -1,6 +1,8 @@
 #include "gate.hpp"
 
 #include <poll.h>
+#include <cstdio>
+#include <cstring>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -41,10 +43,29 @@ bool running(const RankRecord& r)
     return r.phase == RankPhase::Computing || r.phase == RankPhase::BlockedOutside;
 }
 
-// Computing <-> blocked outside, from the progress of the rank's CPU clock.
+// True when the rank's simulated thread is sleeping in the kernel (a pipe, a futex, a
+// PMIx fence), false when it runs or waits for a CPU: on a loaded machine a runnable rank
+// can go without CPU time for a while without being blocked.
+bool thread_sleeping(const RankRecord& r)
+{
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", r.pid, r.tid);
+    FILE* stat = std::fopen(path, "re");
+    if (!stat) return false;
+    char text[512];
+    size_t length = std::fread(text, 1, sizeof text - 1, stat);
+    std::fclose(stat);
+    text[length] = '\0';
+    const char* state = std::strrchr(text, ')');  // the command name may hold spaces
+    return state && state[1] == ' ' && (state[2] == 'S' || state[2] == 'D' || state[2] == 'T' || state[2] == 't');
+}
+
+// Computing <-> blocked outside, from the progress of the rank's CPU clock and the state
+// of its simulated thread.
 void update_cpu_progress(RankRecord& r, double now)
 {
     uint64_t cpu = process_cpu_ns(r.pid);
+    if (cpu == r.cpu_seen_ns && r.phase == RankPhase::Computing && !thread_sleeping(r)) r.cpu_changed_wall = now;
     if (cpu != r.cpu_seen_ns) {
         r.cpu_seen_ns = cpu;
         r.cpu_changed_wall = now;

@@ -46,10 +46,6 @@ double delivery_latency(sg4::Host* from, const RankPortals& owner)
     return route_latency(from, node.nic) + route_latency(node.nic, owner.host);
 }
 
-void pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes)
-{
-    sg4::Comm::sendto(from, to, bytes);
-}
 
 bool is_response(MessageType type)
 {
@@ -263,6 +259,49 @@ NicModel& nic_model()
     return *g_model;
 }
 
+void pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
+{
+    double start = sg4::Engine::get_clock();
+    sg4::Comm::sendto(from, to, bytes);
+    if (trace::enabled()) trace::record(op, nid, nid, start, sg4::Engine::get_clock());
+}
+
+AsyncPci AsyncPci::start_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
+{
+    return AsyncPci{sg4::Comm::sendto_async(from, to, bytes), sg4::Engine::get_clock(), op, nid};
+}
+
+void AsyncPci::wait()
+{
+    comm->wait();
+    if (trace::enabled()) trace::record(op, nid, nid, start, sg4::Engine::get_clock());
+}
+
+void detached_pci(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
+{
+    if (!trace::enabled()) {
+        sg4::Comm::sendto_init(from, to)->set_payload_size(bytes)->detach();
+        return;
+    }
+    AsyncPci transfer = AsyncPci::start_transfer(from, to, bytes, op, nid);
+    sg4::Actor::create("pci_trace", from, [transfer]() mutable { transfer.wait(); })->daemonize();
+}
+
+trace::Op trace_op(MessageType type)
+{
+    switch (type) {
+    case MessageType::Put: return trace::Op::PTL_PUT;
+    case MessageType::Get: return trace::Op::PTL_GET;
+    case MessageType::Atomic: return trace::Op::PTL_ATOMIC;
+    case MessageType::FetchAtomic: return trace::Op::PTL_FETCH_ATOMIC;
+    case MessageType::PtlAck: return trace::Op::PTL_ACK;
+    case MessageType::E2eAck: return trace::Op::E2E_ACK;
+    case MessageType::GetResponse: return trace::Op::PTL_GET_RESPONSE;
+    case MessageType::FetchAtomicResponse: return trace::Op::PTL_FETCH_ATOMIC_RESPONSE;
+    }
+    return trace::Op::PTL_PUT;
+}
+
 void set_nic_model(NicModel* model)
 {
     g_model = model;
@@ -300,7 +339,8 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
     if (eq_handle == PTL_EQ_NONE) return;
     uint32_t index = handle_index(eq_handle);
     if (index >= owner.eqs.size() || !owner.eqs[index].used) return;  // freed meanwhile
-    if (nic_model().spec().model_pci_commands) pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size);
+    if (nic_model().spec().model_pci_commands)
+        pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size, trace::Op::PCI_EVENT, nic.nid());
     EventQueue& eq = owner.eqs[index];
     if (eq.capacity && eq.events.size() >= eq.capacity) {
         eq.dropped = true;
@@ -483,15 +523,21 @@ void Nic::tx_loop(VirtualNetwork vn)
             e2e_.park(message, vn);
             continue;
         }
-        switch (message->type) {
-        case MessageType::Put:
-        case MessageType::Atomic:
-        case MessageType::FetchAtomic: tx_put_like(message, vn); break;
+        try {
+            switch (message->type) {
+            case MessageType::Put:
+            case MessageType::Atomic:
+            case MessageType::FetchAtomic: tx_put_like(message, vn); break;
         case MessageType::Get: tx_get(message, vn); break;
         case MessageType::PtlAck: tx_ptl_ack(message, vn); break;
         case MessageType::E2eAck: tx_e2e_ack(message, vn); break;
-        case MessageType::GetResponse:
-        case MessageType::FetchAtomicResponse: tx_response(message, vn); break;
+            case MessageType::GetResponse:
+            case MessageType::FetchAtomicResponse: tx_response(message, vn); break;
+            }
+        } catch (const simgrid::NetworkFailureException&) {
+            // A PCIe transfer of this message crossed a link that is down: the message is
+            // lost, and E2E sends it again.
+            XBT_INFO("node %u: a transfer failed on a link that is down; the message is lost", nid_);
         }
     }
 }
@@ -499,8 +545,19 @@ void Nic::tx_loop(VirtualNetwork vn)
 void Nic::rx_loop(VirtualNetwork vn)
 {
     while (true) {
-        Message* message = rx_mailbox(vn)->get<Message>();
+        Message* message;
+        try {
+            message = rx_mailbox(vn)->get<Message>();
+        } catch (const simgrid::NetworkFailureException&) {
+            continue;  // lost on a link that went down on its way here
+        }
         ++g_sim_activity;
+        bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
+                             message->type == MessageType::E2eAck;
+        if (trace::enabled() && !blocking_send)  // until this RX takes it, as the reference traces
+            trace::record(trace_op(message->type), message->source_nid, message->destination_nid, message->sent_at,
+                          sg4::Engine::get_clock());
+        try {
         switch (message->type) {
         case MessageType::Put: rx_put(message, vn); break;
         case MessageType::Atomic: rx_atomic(message, vn); break;
@@ -510,6 +567,9 @@ void Nic::rx_loop(VirtualNetwork vn)
         case MessageType::FetchAtomicResponse: rx_response(message); break;
         case MessageType::PtlAck: rx_ptl_ack(message); break;
         case MessageType::E2eAck: rx_e2e_ack(message); break;
+        }
+        } catch (const simgrid::NetworkFailureException&) {
+            XBT_INFO("node %u: a payload or event write failed on a link that is down", nid_);
         }
         delete message;
     }
@@ -534,9 +594,19 @@ void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
 {
     nic_model().bytes_moved += message->size;
     sg4::Mailbox* destination = nic_model().nic(message->destination_nid).rx_mailbox(vn);
+    message->sent_at = sg4::Engine::get_clock();
     try {
-        if (blocking) destination->put(message, message->size);
-        else destination->put_init(message, message->size)->detach();
+        if (blocking) {
+            // Traced here, from before the send preparation to the transfer's end: the
+            // receiver may free the message as soon as it has it.
+            trace::Op op = trace_op(message->type);
+            uint32_t from = nid_, to = message->destination_nid;
+            double start = message->sent_at - nic_model().timings().send_preparation;
+            destination->put(message, message->size);
+            if (trace::enabled()) trace::record(op, from, to, start, sg4::Engine::get_clock());
+        } else {
+            destination->put_init(message, message->size)->detach();
+        }
     } catch (const simgrid::NetworkFailureException&) {
         XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, message->destination_nid);
         delete message;
@@ -553,14 +623,15 @@ void Nic::tx_put_like(Message* message, VirtualNetwork vn)
     prepare_send(message, vn);
     // A retransmission reads the payload again only if it did not fit the E2E context.
     bool dma = spec_.model_pci && (first ? !t.pio && t.length > inline_limit(t.matching) : t.length > timing.e2e_context_size);
-    sg4::CommPtr dma_read;
+    AsyncPci dma_read;
     if (dma) {
-        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size);
-        dma_read = sg4::Comm::sendto_async(cpu0(), hosts_.nic, t.length - inline_limit(t.matching));
+        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size, trace::Op::PCI_DMA_REQUEST, nid_);
+        dma_read = AsyncPci::start_transfer(cpu0(), hosts_.nic, t.length - inline_limit(t.matching),
+                                            trace::Op::PCI_DMA_PAYLOAD, nid_);
         sg4::this_actor::sleep_for(first_packet_wait(t.length));
     }
     network_send(message, vn, false);
-    if (dma) dma_read->wait();
+    if (dma) dma_read.wait();
     else sg4::this_actor::sleep_for(timing.tx_after_put_no_dma);
     // Up to the E2E context size the NIC keeps the payload: SEND right away. Without E2E
     // and without any ACK, the buffer is free once the DMA read is over.
@@ -597,11 +668,12 @@ void Nic::tx_response(Message* message, VirtualNetwork vn)
     const NicTimings& timing = nic_model().timings();
     prepare_send(message, vn);
     if (spec_.model_pci && message->size > 0) {  // responses always use DMA
-        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size);
-        sg4::CommPtr dma_read = sg4::Comm::sendto_async(cpu0(), hosts_.nic, message->size);
+        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size, trace::Op::PCI_DMA_REQUEST, nid_);
+        AsyncPci dma_read =
+            AsyncPci::start_transfer(cpu0(), hosts_.nic, message->size, trace::Op::PCI_DMA_PAYLOAD, nid_);
         sg4::this_actor::sleep_for(first_packet_wait(message->size));
         network_send(message, vn, false);
-        dma_read->wait();
+        dma_read.wait();
     } else {
         network_send(message, vn, false);
         sg4::this_actor::sleep_for(timing.tx_after_response_no_dma);
@@ -661,7 +733,7 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
     queue_ack(transfer, ptl_ack_wanted, vn);
     if (found.entry && spec_.model_pci && message->size > 0) {
         sg4::this_actor::sleep_for(first_packet_wait(message->size));
-        pci_transfer(hosts_.nic, cpu0(), message->size);
+        pci_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
     }
 }
 
@@ -673,7 +745,7 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
     MatchResult found = match(*this, t);
     t.fail = found.fail;
     bool ptl_ack_wanted = t.ack_req != PTL_NO_ACK_REQ;
-    sg4::CommPtr write;
+    AsyncPci write;
     if (found.entry) {
         ListEntry& entry = *found.entry;
         RankPortals& owner = *found.ni->owner;
@@ -686,7 +758,7 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         count_entry(owner, entry, t);
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
         if (spec_.model_pci && message->size > 0) {
-            write = sg4::Comm::sendto_async(hosts_.nic, cpu0(), message->size);
+            write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
             sg4::this_actor::sleep_for(first_packet_wait(message->size));
         }
         queue_ack(transfer, ptl_ack_wanted, vn);
@@ -699,7 +771,7 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         // The specification's answer to an unmatched message, like an unmatched Put.
         queue_ack(transfer, ptl_ack_wanted, vn);
     }
-    if (write) write->wait();
+    if (write) write.wait();
 }
 
 void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
@@ -751,9 +823,9 @@ void Nic::rx_response(Message* message)
     if (t.state != TransferState::Created && t.state != TransferState::Received) return;
     t.state = TransferState::Answered;
     e2e_.acknowledge(t.request_record);
-    sg4::CommPtr write;
+    AsyncPci write;
     if (spec_.model_pci && message->size > 0) {
-        write = sg4::Comm::sendto_async(hosts_.nic, cpu0(), message->size);
+        write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
         sg4::this_actor::sleep_for(first_packet_wait(message->size));
     }
     if (spec_.e2e) {
@@ -767,7 +839,7 @@ void Nic::rx_response(Message* message)
         count_event(*t.initiator, md.ct, (md.options & PTL_MD_EVENT_CT_BYTES) ? t.length : 1, t.fail != PTL_NI_OK);
     if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
         write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
-    if (write) write->wait();
+    if (write) write.wait();
 }
 
 void Nic::rx_ptl_ack(Message* message)
@@ -820,8 +892,11 @@ void Nic::rx_e2e_ack(Message* message)
 
 NicModel::NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes) : spec_(spec)
 {
-    for (uint32_t nid = 0; nid < nodes.size(); ++nid)
-        nics_.push_back(std::make_unique<Nic>(nid, std::move(nodes[nid]), spec_));
+    for (NodeHosts& node : nodes) {
+        uint32_t nid = node.nid;
+        index_of_nid_[nid] = nics_.size();
+        nics_.push_back(std::make_unique<Nic>(nid, std::move(node), spec_));
+    }
 }
 
 void NicModel::start()

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "e2e.hpp"
 #include "platform.hpp"
 #include "portals_state.hpp"
+#include "trace.hpp"
 
 namespace s4bxi::sim {
 
@@ -82,6 +84,7 @@ struct Message {
     uint32_t destination_nid = 0;
     MessageType acknowledges = MessageType::Put;  // for E2E ACKs
     int retries = 0;                              // 0: first transmission
+    double sent_at = 0.0;                         // start of its network transfer (traces)
     bool credit_to_target = false;                // flow-control credits this message holds
     bool credit_to_process = false;
 };
@@ -150,7 +153,8 @@ class NicModel {
 public:
     NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes);
     void start();
-    Nic& nic(uint32_t nid) { return *nics_.at(nid); }
+    Nic& nic(uint32_t nid) { return *nics_.at(index_of_nid_.at(nid)); }
+    bool has_nid(uint32_t nid) const { return index_of_nid_.count(nid) != 0; }
     size_t size() const { return nics_.size(); }
     const PlatformSpec& spec() const { return spec_; }
     const NicTimings& timings() const { return spec_.timings; }
@@ -158,11 +162,29 @@ public:
 
 private:
     PlatformSpec spec_;
-    std::vector<std::unique_ptr<Nic>> nics_;
+    std::vector<std::unique_ptr<Nic>> nics_;  // in node order
+    std::map<uint32_t, size_t> index_of_nid_;
 };
 
 NicModel& nic_model();
 void set_nic_model(NicModel* model);
+
+// A blocking PCIe transfer of node `nid`, in the trace as `op` when tracing.
+void pci_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
+
+// An asynchronous one: wait() ends it and writes its trace row.
+struct AsyncPci {
+    simgrid::s4u::CommPtr comm;
+    double start = 0.0;
+    trace::Op op = trace::Op::PCI_DMA_PAYLOAD;
+    uint32_t nid = 0;
+    static AsyncPci start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op,
+                                   uint32_t nid);
+    void wait();
+    explicit operator bool() const { return comm != nullptr; }
+};
+// A transfer nobody waits for (PIO payloads): traced by a helper actor when tracing.
+void detached_pci(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
 
 // Shared by the NIC engines and the CPU side.
 double first_packet_wait(uint64_t size);

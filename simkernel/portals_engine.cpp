@@ -142,7 +142,8 @@ private:
     void management_command()
     {
         if (nic_model().spec().model_pci_commands)
-            sg4::Comm::sendto(nic().cpu0(), nic().hosts().nic, nic_model().timings().command_size);
+            pci_transfer(nic().cpu0(), nic().hosts().nic, nic_model().timings().command_size, trace::Op::PCI_COMMAND,
+                         p_.nid);
     }
 
     NetworkInterface* ni(uint32_t handle)
@@ -868,7 +869,7 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
         if (target.rank >= n.map.size()) return PTL_ARG_INVALID;
         target = n.map[target.rank];
     }
-    if (target.phys.nid >= nic_model().size()) return PTL_ARG_INVALID;
+    if (!nic_model().has_nid(target.phys.nid)) return PTL_ARG_INVALID;
 
     auto t = std::make_shared<Transfer>();
     t->kind = kind;
@@ -928,16 +929,18 @@ int Call::data(MessageType kind, bool swap)
         t->length <= pio_limit(t->matching) && (t->md.options & PTL_MD_VOLATILE)) {
         t->pio = true;
         if (kind == MessageType::Put) {
-            sg4::Comm::sendto_init(nic().cpu0(), nic().hosts().nic)->set_payload_size(t->length - inline_bytes)->detach();
+            detached_pci(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes, trace::Op::PCI_PIO_PAYLOAD, p_.nid);
             sg4::this_actor::sleep_for(timing.cpu_after_pio);
         } else {
-            sg4::Comm::sendto(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes);
+            pci_transfer(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes, trace::Op::PCI_PIO_PAYLOAD, p_.nid);
         }
     }
     uint64_t network_size = kind == MessageType::Get ? timing.get_request_size : t->length;
     auto* message = new Message{kind, t, network_size, p_.nid, t->target_nid, kind};
     r_.waiting_on = "the PCIe command write";
+    double command_start = sg4::Engine::get_clock();
     nic().tx_queue(t->request_vn).push_blocking(message, timing.command_size);
+    if (trace::enabled()) trace::record(trace::Op::PCI_COMMAND, p_.nid, p_.nid, command_start, sg4::Engine::get_clock());
     return PTL_OK;
 }
 

@@ -1,5 +1,7 @@
 #include "rank_proxy.hpp"
 
+#include <portals4.h>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,6 +11,7 @@
 #include "context.hpp"
 #include "gate.hpp"
 #include "portals_engine.hpp"
+#include "trace.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
 
@@ -29,6 +32,7 @@ void inject_compute(RankRecord& r, uint64_t cpu_ns)
     double start = sg4::Engine::get_clock();
     sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
     r.compute_time += sg4::Engine::get_clock() - start;
+    if (trace::enabled()) trace::record(trace::Op::COMPUTE, r.nid, r.nid, start, sg4::Engine::get_clock());
 }
 
 // Returns true when the rank has finished.
@@ -68,7 +72,14 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
     default:
         if (request.op >= static_cast<uint32_t>(wire::Op::PtlInit) && request.op < static_cast<uint32_t>(wire::Op::Count)) {
             double start = sg4::Engine::get_clock();
-            reply.rc = serve_portals(r, request, reply);
+            try {
+                reply.rc = serve_portals(r, request, reply);
+            } catch (const simgrid::NetworkFailureException&) {
+                // The node's own PCIe link is down (a failure what-if): the NIC never
+                // got the command.
+                XBT_INFO("rank %d: a command was lost on a PCIe link that is down", r.rank);
+                reply.rc = PTL_FAIL;
+            }
             r.portals_time += sg4::Engine::get_clock() - start;
             return false;
         }

@@ -104,7 +104,7 @@ private:
     PlatformSpec spec_;
     SeccompSupervisor supervisor_;
     double makespan_ = 0.0;
-    uint64_t bytes_moved_ = 0;
+    NetworkTotals network_;
 };
 
 void Server::accept_rank(int fd)
@@ -230,16 +230,6 @@ void Server::simulate()
         return;
     }
     NicModel model(spec_, nodes);
-    // NIDs other than the node index need a NIC model that looks NICs up by NID.
-    for (const NodeHosts& node : nodes)
-        if (node.nid >= model.size() || model.nic(node.nid).hosts().nic != node.nic) {
-            ctx.outcome.fail("error",
-                             fmt::format("{}: platform.nids: NID {} is not supported by the NIC model yet (it numbers "
-                                         "NICs 0 .. nodes-1)",
-                                         spec_.source, node.nid),
-                             kExitConfig);
-            return;
-        }
     set_nic_model(&model);
     model.start();
     ctx.gate_wakeup = sg4::Semaphore::create(0);
@@ -251,12 +241,17 @@ void Server::simulate()
         sg4::Actor::create(fmt::format("rank{}", r.rank), core, [&r] { rank_proxy(&r); });
     }
     // Created last, so that it runs after every other actor of a scheduling round.
-    sg4::Actor::create("gate", model.nic(0).hosts().cores.front(), gate_actor);
+    sg4::Actor::create("gate", model.nic(spec_.nid_of(0)).hosts().cores.front(), gate_actor);
     sg4::Engine::on_deadlock_cb(report_deadlock);
     engine.run();
     trace::close();
     makespan_ = sg4::Engine::get_clock();
-    bytes_moved_ = model.bytes_moved;
+    network_.bytes_moved = model.bytes_moved;
+    for (size_t i = 0; i < model.size(); ++i) {
+        E2eTracker& e2e = model.nic(spec_.nid_of(static_cast<uint32_t>(i))).e2e();
+        network_.retransmissions += e2e.retried;
+        network_.undeliverable += e2e.gave_up;
+    }
     set_nic_model(nullptr);
 }
 
@@ -265,7 +260,7 @@ int Server::finish()
     Context& ctx = context();
     for (auto& r : ctx.registry.ranks()) supervisor_.remove_rank(r->rank);
     trace::close();
-    write_summary(make_summary(ctx, makespan_, bytes_moved_), ctx.config.summary_out);
+    write_summary(make_summary(ctx, makespan_, network_), ctx.config.summary_out);
     if (ctx.outcome.failed()) fmt::print(stderr, "s4bxi-simkernel: error: {}\n", ctx.outcome.message);
     return ctx.outcome.exit_code;
 }
@@ -304,7 +299,7 @@ int Server::run()
         if (ready_fd >= 0) close(ready_fd);
         fmt::print(stderr, "s4bxi-simkernel: error: {}\n", error.what());
         ctx.outcome.fail("error", error.what(), kExitConfig);
-        write_summary(make_summary(ctx, 0, 0), ctx.config.summary_out);
+        write_summary(make_summary(ctx, 0, {}), ctx.config.summary_out);
         return kExitConfig;
     }
     if (!ctx.outcome.failed() && ctx.registry.size() > 0) simulate();

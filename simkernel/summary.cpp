@@ -6,7 +6,7 @@
 
 namespace s4bxi::sim {
 
-nlohmann::json make_summary(const Context& ctx, double makespan, uint64_t bytes_moved)
+nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network)
 {
     nlohmann::json ranks = nlohmann::json::array();
     uint64_t operations = 0;
@@ -32,7 +32,9 @@ nlohmann::json make_summary(const Context& ctx, double makespan, uint64_t bytes_
             {"world_size", ctx.registry.size()},
             {"makespan", makespan},
             {"portals_ops", operations},
-            {"bytes_moved", bytes_moved},
+            {"bytes_moved", network.bytes_moved},
+            {"retransmissions", network.retransmissions},
+            {"undeliverable", network.undeliverable},
             {"ranks", ranks}};
 }
 

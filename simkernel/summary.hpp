@@ -9,7 +9,14 @@ namespace s4bxi::sim {
 
 struct Context;
 
-nlohmann::json make_summary(const Context& ctx, double makespan, uint64_t bytes_moved);
+// What the network did, for the summary.
+struct NetworkTotals {
+    uint64_t bytes_moved = 0;
+    uint64_t retransmissions = 0;  // E2E
+    uint64_t undeliverable = 0;    // messages given up after the last retry
+};
+
+nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network);
 void write_summary(const nlohmann::json& summary, const std::string& path);
 
 }  // namespace s4bxi::sim

@@ -116,3 +116,36 @@ class Platform:
         atomic = ack_queued + self.event_delivery()
         ack = ack_queued + SEND_PREPARATION + self.network(self.ACK) + self.event_delivery()
         return {"return": returned, "SEND": send, "ATOMIC": atomic, "ACK": ack}
+
+
+    # ---- The same timelines with the model's knobs changed (appendix §6, §7.2, §9.1).
+    def put_timeline_quick_acks(self, size):
+        """Quick ACKs: the target's RX writes the ACK event over the initiator's PCIe and
+        hands it over across the network: no PTL ACK message."""
+        timeline = self.put_timeline(size)
+        put_written = timeline["PUT"] - self.pci_latency()
+        across = 2 * self.bxi["link_latency"] + self.pci_latency()  # target NIC to initiator core
+        if size <= self.E2E_CONTEXT:
+            timeline["ACK"] = put_written + self.pci(EVENT) + across
+        else:  # SEND comes from the target's RX too, just before the ACK
+            timeline["SEND"] = put_written + self.pci(EVENT) + across
+            timeline["ACK"] = put_written + 2 * self.pci(EVENT) + across
+        return timeline
+
+    def put_timeline_no_pci(self, size):
+        """model_pci off: no command, DMA, payload or event transfer on PCIe; events still
+        reach the core after the route's latency."""
+        tx = SEND_PREPARATION
+        put = tx + self.network(size) + self.pci_latency()
+        ack = put - self.pci_latency() + SEND_PREPARATION + self.network(self.ACK) + self.pci_latency()
+        send = tx + self.TX_AFTER_PUT_NO_DMA + self.pci_latency() if size <= self.E2E_CONTEXT else ack
+        return {"return": 0.0, "SEND": send, "PUT": put, "ACK": ack}
+
+    def get_event_without_e2e(self, size, fetch_atomic=False):
+        """E2E off: the target's GET (FETCH_ATOMIC) event comes once its TX has read the
+        response by DMA, not after a BXI ACK."""
+        returned = self.pci(COMMAND)
+        request = self.network(size) if fetch_atomic else self.network(self.GET_REQUEST)
+        at_target = returned + SEND_PREPARATION + request
+        read_start = at_target + SEND_PREPARATION + self.pci(DMA_REQUEST)
+        return read_start + self.pci(size) + self.event_delivery()
