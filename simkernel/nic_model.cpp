@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 
@@ -148,7 +150,10 @@ MatchResult match(Nic& nic, Transfer& t)
                 if (!criteria_match(entry->criteria, incoming)) continue;
                 auto placement = place(entry->criteria, incoming);
                 if (!placement) continue;
-                if (!access_permitted(entry->criteria.options, incoming.access)) {
+                // Every rank runs as the user who started the run: an entry for another
+                // uid is out of reach.
+                bool uid_ok = entry->uid == PTL_UID_ANY || entry->uid == static_cast<uint32_t>(getuid());
+                if (!uid_ok || !access_permitted(entry->criteria.options, incoming.access)) {
                     result.fail = PTL_NI_PERM_VIOLATION;
                     ++ni->status[PTL_SR_PERMISSION_VIOLATIONS];
                     return result;

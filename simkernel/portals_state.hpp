@@ -95,6 +95,7 @@ struct ListEntry {
     uint32_t ct = PTL_CT_NONE;
     uint64_t min_free = 0;
     uint64_t user_ptr = 0;
+    uint32_t uid = PTL_UID_ANY;  // who may access it
     bool linked = false;
 
     RankRegion region(pid_t pid) const

@@ -83,6 +83,17 @@ int main(void)
     CHECK(PtlPTDisable(ni, 1) == PTL_ARG_INVALID);
     CHECK(PtlPTFree(ni, 1) == PTL_ARG_INVALID);
 
+    /* PT options that constrain the entries appended to it */
+    ptl_pt_index_t once_pt, trunc_pt;
+    CHECK(PtlPTAlloc(ni, PTL_PT_ONLY_USE_ONCE, eq, 10, &once_pt) == PTL_OK);
+    CHECK(PtlPTAlloc(ni, PTL_PT_ONLY_TRUNCATE, eq, 11, &trunc_pt) == PTL_OK);
+    ptl_me_t persistent = {buffer, 8, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT, {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
+    ptl_handle_me_t unused_me;
+    CHECK(PtlMEAppend(ni, once_pt, &persistent, PTL_PRIORITY_LIST, NULL, &unused_me) == PTL_ARG_INVALID);
+    persistent.options |= PTL_ME_NO_TRUNCATE;
+    CHECK(PtlMEAppend(ni, trunc_pt, &persistent, PTL_PRIORITY_LIST, NULL, &unused_me) == PTL_ARG_INVALID);
+    CHECK(PtlPTFree(ni, once_pt) == PTL_OK && PtlPTFree(ni, trunc_pt) == PTL_OK);
+
     /* CTs */
     CHECK(PtlCTAlloc(ni, &ct) == PTL_OK);
     CHECK(PtlCTInc(ct, (ptl_ct_event_t){0, 1}) == PTL_OK);
@@ -137,6 +148,18 @@ int main(void)
     CHECK(event.ni_fail_type == PTL_NI_DROPPED && event.mlength == 0);
     CHECK(PtlCTGet(ct, &count) == PTL_OK && count.failure == 1);
     CHECK(PtlNIStatus(ni, PTL_SR_DROP_COUNT, &status) == PTL_OK && status == 1);
+    /* An entry reserved to another user: a permission violation, counted. */
+    ptl_me_t foreign = {buffer + 200, 8, PTL_CT_NONE, uid + 1, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE,
+                        {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 42, 0, 0};
+    ptl_handle_me_t foreign_h;
+    CHECK(PtlMEUnlink(me_h) == PTL_OK);
+    CHECK(PtlMEAppend(ni, pt, &foreign, PTL_PRIORITY_LIST, NULL, &foreign_h) == PTL_OK);
+    CHECK(PtlPut(md, 0, 8, PTL_ACK_REQ, self, pt, 42, 0, NULL, 0) == PTL_OK);
+    do CHECK(PtlEQWait(eq, &event) == PTL_OK); while (event.type != PTL_EVENT_ACK);
+    CHECK(event.ni_fail_type == PTL_NI_PERM_VIOLATION);
+    CHECK(PtlNIStatus(ni, PTL_SR_PERMISSION_VIOLATIONS, &status) == PTL_OK && status == 1);
+    CHECK(PtlMEUnlink(foreign_h) == PTL_OK);
+    CHECK(PtlMEAppend(ni, pt, &me, PTL_PRIORITY_LIST, NULL, &me_h) == PTL_OK);
 
     /* A full EQ drops events and says so. */
     ptl_md_t noisy = {buffer, sizeof buffer, 0, small_eq, PTL_CT_NONE};
