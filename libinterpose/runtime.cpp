@@ -23,6 +23,7 @@
 #include "crash_handler.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "seccomp_filter.hpp"
+#include "time_math.hpp"
 
 namespace s4bxi::interpose {
 namespace {
@@ -191,8 +192,12 @@ void register_rank()
     pthread_atfork(nullptr, nullptr, become_passive_in_child);
 
     // An exec'd rank keeps its clock: the slot remembers the last reply.
-    if (!rank_pid) g_state.slot->cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     g_state.wall_at_reply = real_monotonic();
+    if (!rank_pid) {
+        g_state.slot->cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
+        set_threads_clock_offset(timemath::threads_clock_offset(
+            timemath::seconds_to_ns(virtual_now()), timemath::seconds_to_ns(g_state.wall_at_reply)));
+    }
     g_state.active = true;
 
     // The listener fd of the direct-syscall trap goes to the server, which serves it. A
@@ -262,19 +267,41 @@ double virtual_now()
     // simulation (a pipe, a futex, a PMIx fence): it did not hold simulated time, so its
     // clock must catch up with the simulation's before being read.
     constexpr double kBlockedOutside = 0.01;  // wall seconds not spent on the CPU
+    double host_now = -1.0;  // when read here, and no reply since (call() publishes its own offset)
     if (!g_state.in_call && g_state.active) {
-        double wall = real_monotonic() - g_state.wall_at_reply;
+        host_now = real_monotonic();
+        double wall = host_now - g_state.wall_at_reply;
         double cpu = static_cast<double>(thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load()) * 1e-9;
-        if (wall - cpu > kBlockedOutside) simulated_yield();
+        if (wall - cpu > kBlockedOutside) {
+            simulated_yield();
+            host_now = -1.0;
+        }
     }
     // The slot, not a private copy, holds the last reply: the server also answers trapped
     // sleeps on the rank's behalf and updates it.
     uint64_t bits = g_state.slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
     double sim_time;
     memcpy(&sim_time, &bits, sizeof sim_time);
-    if (g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero)) return sim_time;
-    uint64_t cpu = thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire);
-    return sim_time + static_cast<double>(cpu) * 1e-9 * g_state.welcome.cpu_factor;
+    double now = sim_time;
+    if (g_state.welcome.cpu_model != static_cast<uint32_t>(wire::CpuModel::Zero)) {
+        uint64_t cpu = thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire);
+        now = sim_time + static_cast<double>(cpu) * 1e-9 * g_state.welcome.cpu_factor;
+    }
+    // The rank's other threads continue from this reading (docs/time.md).
+    if (host_now >= 0.0 && on_simulated_thread())
+        set_threads_clock_offset(
+            timemath::threads_clock_offset(timemath::seconds_to_ns(now), timemath::seconds_to_ns(host_now)));
+    return now;
+}
+
+int64_t threads_clock_offset()
+{
+    return g_state.slot ? g_state.slot->threads_clock_offset_ns.load(std::memory_order_acquire) : 0;
+}
+
+void set_threads_clock_offset(int64_t offset_ns)
+{
+    if (g_state.slot) g_state.slot->threads_clock_offset_ns.store(offset_ns, std::memory_order_release);
 }
 
 double virtual_epoch()
@@ -335,6 +362,8 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     memcpy(&bits, &g_state.last_reply.sim_time, sizeof bits);
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
     slot.cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
+    set_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(g_state.last_reply.sim_time),
+                                                            timemath::seconds_to_ns(g_state.wall_at_reply)));
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
     g_state.in_call = false;
     return g_state.last_reply;

@@ -27,8 +27,16 @@ bool on_simulated_thread();
 // The rank's virtual clock, in seconds since simulated time 0:
 //   sim_time_at_last_reply + cpu_time_since_reply * cpu_factor   (measured CPU model)
 //   sim_time_at_last_reply                                      (zero CPU model)
-// Served locally, without a round trip.
+// Served locally, without a round trip. On the simulated thread only; it also updates
+// threads_clock_offset().
 double virtual_now();
+
+// How the rank's other threads see its clock: virtual clock minus host CLOCK_MONOTONIC
+// (ns), as of the simulated thread's last clock reading or reply (wire::Slot::
+// threads_clock_offset_ns, shared with the server). call() updates it at each reply,
+// virtual_now() at each reading on the simulated thread. Meaningful while is_rank().
+int64_t threads_clock_offset();
+void set_threads_clock_offset(int64_t offset_ns);
 
 // Seconds since 1970 at simulated time 0, for CLOCK_REALTIME / gettimeofday / time.
 double virtual_epoch();

@@ -1,15 +1,26 @@
-// libc time entry points, in simulated time on a rank's simulated thread (docs/time.md).
+// libc time entry points of a rank (docs/time.md):
 //
-// Everywhere else (launchers, daemons, a rank's children, a rank's other threads, CPU
-// clocks) the real function runs: libc's, found lazily with dlsym(RTLD_NEXT), or an
-// untrapped raw syscall while dlsym itself is running (it may call back into us).
+// - on its simulated thread, clocks show simulated time and sleeps are simulated;
+// - on its other threads, clocks show the rank's clock as the simulated thread last saw it,
+//   continued in real time (time_math.hpp, threads_clock_offset), and sleeps are real;
+// - on every thread, absolute deadlines handed to blocking calls that the kernel times
+//   (pthread_cond_timedwait, sem_timedwait, ...) are moved from the rank's clock to the
+//   host's, keeping the time that remains.
+//
+// Everywhere else (launchers, daemons, a rank's children, CPU clocks) the real function
+// runs: libc's, found lazily with dlsym(RTLD_NEXT), or an untrapped raw syscall while
+// dlsym itself is running (it may call back into us).
 #include "time_interpose.hpp"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <mqueue.h>
+#include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,9 +74,41 @@ bool simulated()
     return is_rank() && on_simulated_thread();
 }
 
+int64_t host_ns(clockid_t clock)
+{
+    timespec ts{};
+    real_clock_gettime(clock, &ts);
+    return timespec_to_ns(ts);
+}
+
+// What clock `kind` shows on the calling thread of a rank: the virtual clock itself on the
+// simulated thread, the rank's clock continued in real time on the others.
 int64_t now_ns(ClockKind kind)
 {
-    return clock_value_ns(kind, virtual_now(), virtual_epoch());
+    if (on_simulated_thread()) return clock_value_ns(kind, virtual_now(), virtual_epoch());
+    int64_t now = other_thread_virtual_ns(host_ns(CLOCK_MONOTONIC), threads_clock_offset());
+    return clock_value_at_ns(kind, now, virtual_epoch());
+}
+
+// An absolute deadline on `clock` as the calling thread sees it, moved to the host's
+// `clock` (same time remaining) into `out`. False (leave it alone) outside ranks, on
+// clocks that are not virtual, and for an invalid deadline (the real function reports it).
+bool host_deadline(clockid_t clock, const timespec* deadline, timespec& out)
+{
+    if (!deadline || !is_rank() || !is_virtual_clock(clock)) return false;
+    deadline = opaque(deadline);
+    if (deadline->tv_nsec < 0 || deadline->tv_nsec >= kNsPerSec) return false;
+    int64_t clock_now = now_ns(classify_clock(clock));
+    out = ns_to_timespec(host_deadline_ns(timespec_to_ns(*deadline), clock_now, host_ns(clock)));
+    return true;
+}
+
+// The clock a condition variable times its waits on (pthread_condattr_setclock): bit 1 of
+// glibc's __wrefs (nptl's __PTHREAD_COND_CLOCK_MONOTONIC_MASK), fixed at initialisation.
+clockid_t condvar_clock(const pthread_cond_t* cond)
+{
+    unsigned flags = __atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED);
+    return (flags & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
 // Raw syscall result (-1 + errno) to the error-number convention of clock_nanosleep.
@@ -96,7 +139,7 @@ using namespace s4bxi::timemath;
 
 S4BXI_EXPORT int clock_gettime(clockid_t clock, struct timespec* ts) noexcept
 {
-    if (simulated() && is_virtual_clock(clock)) {
+    if (is_rank() && is_virtual_clock(clock)) {
         ts = opaque(ts);
         if (!ts) {
             errno = EFAULT;
@@ -111,7 +154,7 @@ S4BXI_EXPORT int clock_gettime(clockid_t clock, struct timespec* ts) noexcept
 
 S4BXI_EXPORT int clock_getres(clockid_t clock, struct timespec* res) noexcept
 {
-    if (simulated() && is_virtual_clock(clock)) {
+    if (is_rank() && is_virtual_clock(clock)) {
         res = opaque(res);
         if (res) *res = timespec{0, 1};  // simulated time is kept to the nanosecond
         return 0;
@@ -122,7 +165,7 @@ S4BXI_EXPORT int clock_getres(clockid_t clock, struct timespec* res) noexcept
 
 S4BXI_EXPORT int gettimeofday(struct timeval* tv, void* tz) noexcept
 {
-    if (simulated()) {
+    if (is_rank()) {
         tv = opaque(tv);
         tz = opaque(tz);
         if (tv) {
@@ -140,7 +183,7 @@ S4BXI_EXPORT int gettimeofday(struct timeval* tv, void* tz) noexcept
 S4BXI_EXPORT time_t time(time_t* out) noexcept
 {
     time_t seconds;
-    if (simulated()) {
+    if (is_rank()) {
         seconds = static_cast<time_t>(now_ns(ClockKind::Realtime) / kNsPerSec);
     } else if (auto fn = REAL(time, time_t (*)(time_t*))) {
         return fn(out);
@@ -156,7 +199,7 @@ S4BXI_EXPORT time_t time(time_t* out) noexcept
 
 S4BXI_EXPORT int timespec_get(struct timespec* ts, int base) noexcept
 {
-    if (simulated() && base == TIME_UTC) {
+    if (is_rank() && base == TIME_UTC) {
         ts = opaque(ts);
         if (ts) *ts = ns_to_timespec(now_ns(ClockKind::Realtime));
         return base;
@@ -168,7 +211,7 @@ S4BXI_EXPORT int timespec_get(struct timespec* ts, int base) noexcept
 
 S4BXI_EXPORT int timespec_getres(struct timespec* res, int base) noexcept
 {
-    if (simulated() && base == TIME_UTC) {
+    if (is_rank() && base == TIME_UTC) {
         res = opaque(res);
         if (res) *res = timespec{0, 1};
         return base;
@@ -198,6 +241,9 @@ S4BXI_EXPORT int nanosleep(const struct timespec* req, struct timespec* rem)
 S4BXI_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
 {
     if (!simulated() || !is_virtual_sleep_clock(clock)) {
+        // Another thread of a rank sleeps for real, until the instant its deadline means.
+        timespec host{};
+        if ((flags & TIMER_ABSTIME) && is_virtual_sleep_clock(clock) && host_deadline(clock, req, host)) req = &host;
         if (auto fn = REAL(clock_nanosleep, int (*)(clockid_t, int, const timespec*, timespec*)))
             return fn(clock, flags, req, rem);
         return as_error_number(untrapped_clock_nanosleep(clock, flags, req, rem));
@@ -243,4 +289,162 @@ S4BXI_EXPORT int sched_yield() noexcept
     }
     if (auto fn = REAL(sched_yield, int (*)())) return fn();
     return static_cast<int>(syscall(SYS_sched_yield));
+}
+
+// ---------------------------------------------------------------------------------------
+// Blocking calls with an absolute deadline, timed by the kernel on the host's clock: the
+// deadline a rank's thread computed on its (virtual) clock is moved to the host's clock,
+// keeping the time that remains. The wait itself is real, on every thread.
+
+#define HOST_DEADLINE(clock, abstime) \
+    timespec host_value_{};            \
+    const timespec* host = host_deadline((clock), opaque(abstime), host_value_) ? &host_value_ : (abstime)
+
+S4BXI_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex, const struct timespec* abstime)
+{
+    auto fn = REAL(pthread_cond_timedwait, int (*)(pthread_cond_t*, pthread_mutex_t*, const timespec*));
+    if (!fn) return ENOSYS;
+    if (!is_rank() || !opaque(cond) || !opaque(abstime)) return fn(cond, mutex, abstime);
+    HOST_DEADLINE(condvar_clock(cond), abstime);
+    return fn(cond, mutex, host);
+}
+
+S4BXI_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                                        const struct timespec* abstime)
+{
+    auto fn = REAL(pthread_cond_clockwait, int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(clock, abstime);
+    return fn(cond, mutex, clock, host);
+}
+
+S4BXI_EXPORT int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* abstime) noexcept
+{
+    auto fn = REAL(pthread_mutex_timedlock, int (*)(pthread_mutex_t*, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(mutex, host);
+}
+
+S4BXI_EXPORT int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
+                                         const struct timespec* abstime) noexcept
+{
+    auto fn = REAL(pthread_mutex_clocklock, int (*)(pthread_mutex_t*, clockid_t, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(clock, abstime);
+    return fn(mutex, clock, host);
+}
+
+S4BXI_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* lock, const struct timespec* abstime) noexcept
+{
+    auto fn = REAL(pthread_rwlock_timedrdlock, int (*)(pthread_rwlock_t*, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(lock, host);
+}
+
+S4BXI_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* lock, const struct timespec* abstime) noexcept
+{
+    auto fn = REAL(pthread_rwlock_timedwrlock, int (*)(pthread_rwlock_t*, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(lock, host);
+}
+
+S4BXI_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t* lock, clockid_t clock,
+                                            const struct timespec* abstime) noexcept
+{
+    auto fn = REAL(pthread_rwlock_clockrdlock, int (*)(pthread_rwlock_t*, clockid_t, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(clock, abstime);
+    return fn(lock, clock, host);
+}
+
+S4BXI_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t* lock, clockid_t clock,
+                                            const struct timespec* abstime) noexcept
+{
+    auto fn = REAL(pthread_rwlock_clockwrlock, int (*)(pthread_rwlock_t*, clockid_t, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(clock, abstime);
+    return fn(lock, clock, host);
+}
+
+S4BXI_EXPORT int sem_timedwait(sem_t* sem, const struct timespec* abstime)
+{
+    auto fn = REAL(sem_timedwait, int (*)(sem_t*, const timespec*));
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(sem, host);
+}
+
+S4BXI_EXPORT int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespec* abstime)
+{
+    auto fn = REAL(sem_clockwait, int (*)(sem_t*, clockid_t, const timespec*));
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    HOST_DEADLINE(clock, abstime);
+    return fn(sem, clock, host);
+}
+
+S4BXI_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const struct timespec* abstime)
+{
+    auto fn = REAL(pthread_timedjoin_np, int (*)(pthread_t, void**, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(thread, result, host);
+}
+
+S4BXI_EXPORT int pthread_clockjoin_np(pthread_t thread, void** result, clockid_t clock,
+                                      const struct timespec* abstime)
+{
+    auto fn = REAL(pthread_clockjoin_np, int (*)(pthread_t, void**, clockid_t, const timespec*));
+    if (!fn) return ENOSYS;
+    HOST_DEADLINE(clock, abstime);
+    return fn(thread, result, clock, host);
+}
+
+S4BXI_EXPORT ssize_t mq_timedreceive(mqd_t queue, char* message, size_t size, unsigned* priority,
+                                     const struct timespec* abstime)
+{
+    auto fn = REAL(mq_timedreceive, ssize_t (*)(mqd_t, char*, size_t, unsigned*, const timespec*));
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(queue, message, size, priority, host);
+}
+
+S4BXI_EXPORT int mq_timedsend(mqd_t queue, const char* message, size_t size, unsigned priority,
+                              const struct timespec* abstime)
+{
+    auto fn = REAL(mq_timedsend, int (*)(mqd_t, const char*, size_t, unsigned, const timespec*));
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(queue, message, size, priority, host);
+}
+
+// C11 threads time their waits on TIME_UTC (CLOCK_REALTIME).
+S4BXI_EXPORT int cnd_timedwait(cnd_t* cond, mtx_t* mutex, const struct timespec* abstime)
+{
+    auto fn = REAL(cnd_timedwait, int (*)(cnd_t*, mtx_t*, const timespec*));
+    if (!fn) return thrd_error;
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(cond, mutex, host);
+}
+
+S4BXI_EXPORT int mtx_timedlock(mtx_t* mutex, const struct timespec* abstime)
+{
+    auto fn = REAL(mtx_timedlock, int (*)(mtx_t*, const timespec*));
+    if (!fn) return thrd_error;
+    HOST_DEADLINE(CLOCK_REALTIME, abstime);
+    return fn(mutex, host);
 }

@@ -129,14 +129,63 @@ inline int64_t epoch_to_ns(double epoch)
     return static_cast<int64_t>(whole) * kNsPerSec + std::llround((epoch - whole) * 1e9);
 }
 
+// Saturating a + b (deadlines may be "forever": INT64_MAX nanoseconds).
+constexpr int64_t saturating_add(int64_t a, int64_t b)
+{
+    if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) return std::numeric_limits<int64_t>::max();
+    if (b < 0 && a < std::numeric_limits<int64_t>::min() - b) return std::numeric_limits<int64_t>::min();
+    return a + b;
+}
+
+constexpr int64_t saturating_sub(int64_t a, int64_t b)
+{
+    if (b == std::numeric_limits<int64_t>::min()) return a >= 0 ? std::numeric_limits<int64_t>::max() : a - b;
+    return saturating_add(a, -b);
+}
+
+// What clock `kind` shows when the rank's virtual clock reads `now_ns` nanoseconds of
+// simulated time.
+inline int64_t clock_value_at_ns(ClockKind kind, int64_t now_ns, double epoch)
+{
+    if (now_ns < 0) now_ns = 0;
+    int64_t base = kind == ClockKind::Realtime ? epoch_to_ns(epoch) : kMonotonicOffsetNs;
+    return saturating_add(base, now_ns);
+}
+
 // What clock `kind` shows when the rank's virtual clock reads `now_s` seconds.
 inline int64_t clock_value_ns(ClockKind kind, double now_s, double epoch)
 {
-    int64_t now = seconds_to_ns(now_s);
-    if (now < 0) now = 0;
-    int64_t base = kind == ClockKind::Realtime ? epoch_to_ns(epoch) : kMonotonicOffsetNs;
-    if (now > std::numeric_limits<int64_t>::max() - base) return std::numeric_limits<int64_t>::max();
-    return base + now;
+    return clock_value_at_ns(kind, seconds_to_ns(now_s), epoch);
+}
+
+// The rank's threads agree on the time (docs/time.md, "On which threads"). The simulated
+// thread reads the virtual clock itself; every other thread of the rank reads it as the
+// simulated thread last saw it, continued at the host's pace:
+//
+//     other threads' virtual clock = host CLOCK_MONOTONIC + offset,
+//     offset = virtual clock - host CLOCK_MONOTONIC, both taken by the simulated thread at
+//              its last clock reading or reply (wire::Slot::threads_clock_offset_ns).
+//
+// So a deadline computed on one thread means the same instant on another, while the other
+// threads' time still passes in real time (their sleeps and timeouts are real).
+constexpr int64_t threads_clock_offset(int64_t virtual_ns, int64_t host_monotonic_ns)
+{
+    return saturating_sub(virtual_ns, host_monotonic_ns);
+}
+
+constexpr int64_t other_thread_virtual_ns(int64_t host_monotonic_ns, int64_t offset_ns)
+{
+    int64_t now = saturating_add(host_monotonic_ns, offset_ns);
+    return now < 0 ? 0 : now;
+}
+
+// An absolute deadline a rank's thread computed on one of its virtual clocks (which shows
+// `clock_now_ns` now), moved to the host's clock of the same id (which shows
+// `host_now_ns`): same remaining time. Blocking calls whose deadline the kernel compares
+// with the host's clock (pthread_cond_timedwait, sem_timedwait, ...) get this one.
+constexpr int64_t host_deadline_ns(int64_t deadline_ns, int64_t clock_now_ns, int64_t host_now_ns)
+{
+    return saturating_add(host_now_ns, saturating_sub(deadline_ns, clock_now_ns));
 }
 
 // How long a clock_nanosleep(clock of `kind`, flags, req) must sleep when the rank's

@@ -70,6 +70,13 @@ uint64_t read_thread_cpu_ns(int schedstat_fd, int stat_fd)
     return 0;
 }
 
+int64_t host_monotonic_ns()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return timespec_to_ns(ts);
+}
+
 bool write_remote(pid_t pid, uint64_t address, const void* data, size_t size)
 {
     iovec local{const_cast<void*>(data), size};
@@ -120,6 +127,7 @@ struct SeccompSupervisor::Entry {
     double epoch = 0.0;
     int schedstat_fd = -1;
     int stat_fd = -1;
+    int task_dir_fd = -1;  // /proc/<pid>/task: which thread ids belong to the rank
     bool hung_up = false;  // no process uses the filter any more (poller only)
     bool retired = false;  // removed and its sleep worker joined (under the supervisor's mutex)
 
@@ -141,18 +149,38 @@ struct SeccompSupervisor::Entry {
 
     uint64_t cpu_now() const { return read_thread_cpu_ns(schedstat_fd, stat_fd); }
 
+    // The simulated thread's clock, read as the rank reads it; like the rank, the reading
+    // is where the rank's other threads continue from (threads_clock_offset).
     double now() const
     {
         uint64_t bits = slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
         double sim;
         memcpy(&sim, &bits, sizeof sim);
-        return virtual_clock(sim, slot->cpu_at_reply_ns.load(std::memory_order_acquire),
-                             zero_cpu_model ? 0 : cpu_now(), cpu_factor, zero_cpu_model);
+        int64_t host = host_monotonic_ns();
+        double value = virtual_clock(sim, slot->cpu_at_reply_ns.load(std::memory_order_acquire),
+                                     zero_cpu_model ? 0 : cpu_now(), cpu_factor, zero_cpu_model);
+        slot->threads_clock_offset_ns.store(threads_clock_offset(seconds_to_ns(value), host),
+                                            std::memory_order_release);
+        return value;
+    }
+
+    // The rank's clock as its other threads see it, in ns of simulated time.
+    int64_t other_thread_now_ns() const
+    {
+        return other_thread_virtual_ns(host_monotonic_ns(), slot->threads_clock_offset_ns.load(std::memory_order_acquire));
+    }
+
+    // A thread of the rank's process (not a descendant's).
+    bool is_rank_thread(pid_t thread) const
+    {
+        char name[16];
+        snprintf(name, sizeof name, "%d", thread);
+        return task_dir_fd >= 0 && faccessat(task_dir_fd, name, F_OK, 0) == 0;
     }
 
     void close_fds()
     {
-        for (int* fd_ptr : {&fd, &schedstat_fd, &stat_fd})
+        for (int* fd_ptr : {&fd, &schedstat_fd, &stat_fd, &task_dir_fd})
             if (*fd_ptr >= 0) {
                 close(*fd_ptr);
                 *fd_ptr = -1;
@@ -193,6 +221,8 @@ bool simulated_sleep(Entry& e, double seconds)
     memcpy(&bits, &sim_time, sizeof bits);
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_release);
     slot.cpu_at_reply_ns.store(e.cpu_now(), std::memory_order_release);
+    slot.threads_clock_offset_ns.store(threads_clock_offset(seconds_to_ns(sim_time), host_monotonic_ns()),
+                                       std::memory_order_release);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
     return true;
 }
@@ -284,6 +314,8 @@ void SeccompSupervisor::add_rank(int rank, pid_t pid, pid_t tid, int listener_fd
         snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
         e->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
     }
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    e->task_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     {
         std::lock_guard lock(mutex_);
         entries_.push_back(std::move(e));
@@ -392,16 +424,49 @@ void SeccompSupervisor::handle(Entry& e)
     };
 
     std::unique_lock lock(e.mutex);
-    // Only the rank's simulated thread lives in simulated time. Its other threads and every
-    // descendant (which inherited the filter) run with real time.
-    if (!e.attached || req.data.arch != AUDIT_ARCH_X86_64 || static_cast<pid_t>(req.pid) != e.tid)
-        return let_through();
+    // Only the rank's simulated thread lives in simulated time. Every descendant (which
+    // inherited the filter) runs with real time.
+    if (!e.attached || req.data.arch != AUDIT_ARCH_X86_64) return let_through();
 
     const pid_t pid = static_cast<pid_t>(req.pid);
     const __u64* args = req.data.args;
     // The rank's memory is touched only while the notification is still live: a dead
     // rank's pid could have been reused.
     auto still_valid = [&] { return seccomp_notify_id_valid(e.fd, req.id) == 0; };
+
+    if (pid != e.tid) {
+        // The rank's other threads read the rank's clock continued in real time, as its
+        // interposer shows it to them (docs/time.md); their sleeps are real.
+        if (!e.is_rank_thread(pid)) return let_through();
+        int64_t clock_ns;
+        switch (req.data.nr) {
+        case SYS_clock_gettime: {
+            clockid_t clock = static_cast<clockid_t>(static_cast<int32_t>(args[0]));
+            if (!is_virtual_clock(clock)) return let_through();
+            timespec ts = ns_to_timespec(clock_value_at_ns(classify_clock(clock), e.other_thread_now_ns(), e.epoch));
+            if (!still_valid()) return;
+            if (!write_remote(pid, args[1], &ts, sizeof ts)) return answer(0, EFAULT);
+            return answer(0, 0);
+        }
+        case SYS_gettimeofday: {
+            clock_ns = clock_value_at_ns(ClockKind::Realtime, e.other_thread_now_ns(), e.epoch);
+            timeval tv{static_cast<time_t>(clock_ns / kNsPerSec), static_cast<suseconds_t>((clock_ns % kNsPerSec) / 1000)};
+            struct timezone tz {};
+            if (!still_valid()) return;
+            if (args[0] && !write_remote(pid, args[0], &tv, sizeof tv)) return answer(0, EFAULT);
+            if (args[1] && !write_remote(pid, args[1], &tz, sizeof tz)) return answer(0, EFAULT);
+            return answer(0, 0);
+        }
+        case SYS_time: {
+            time_t seconds =
+                static_cast<time_t>(clock_value_at_ns(ClockKind::Realtime, e.other_thread_now_ns(), e.epoch) / kNsPerSec);
+            if (!still_valid()) return;
+            if (args[0] && !write_remote(pid, args[0], &seconds, sizeof seconds)) return answer(0, EFAULT);
+            return answer(seconds, 0);
+        }
+        default: return let_through();
+        }
+    }
 
     switch (req.data.nr) {
     case SYS_clock_gettime: {

@@ -7,8 +7,12 @@
 //   the rank's memory with process_vm_writev; nanosleep / clock_nanosleep post a
 //   wire::Op::Sleep request into the rank's slot exactly as the rank would, and answer when
 //   the reply comes.
-// - Any other thread of the rank, and every descendant (the filter survives fork and exec),
-//   is let through unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE): real time, never SIGSYS.
+// - The rank's other threads get the rank's clock as they see it in the rank: the
+//   simulated thread's last reading continued in real time (host CLOCK_MONOTONIC + the
+//   slot's threads_clock_offset_ns, which the supervisor updates when it answers the
+//   simulated thread); their sleeps are let through.
+// - Every descendant (the filter survives fork and exec) is let through unchanged
+//   (SECCOMP_USER_NOTIF_FLAG_CONTINUE): real time, never SIGSYS.
 //
 // One thread polls every listener; sleeps are served by one lazily created thread per
 // rank, so a rank's long simulated sleep never delays another rank's clock reads.

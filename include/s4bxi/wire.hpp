@@ -12,7 +12,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -131,6 +131,11 @@ struct alignas(64) Slot {
     // (seccomp notifications of direct time syscalls).
     std::atomic<uint64_t> cpu_at_reply_ns;
     std::atomic<uint64_t> sim_time_at_reply_bits;  // bit pattern of the double
+    // The rank's virtual clock (ns of simulated time) minus the host's CLOCK_MONOTONIC (ns),
+    // both as of the simulated thread's last clock reading or reply: the rank's other
+    // threads show host CLOCK_MONOTONIC + this (docs/time.md). Written by the rank, and by
+    // the server when it answers the simulated thread's trapped clock reads and sleeps.
+    std::atomic<int64_t> threads_clock_offset_ns;
     Request request;
     Reply reply;
 };

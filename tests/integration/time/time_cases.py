@@ -133,6 +133,19 @@ def case_identity():
     check(len(set(seen.values())) == n, "ranks on different nodes must see different names")
 
 
+def case_thread_timers_zero():
+    # Timers armed on the main thread and run by another thread fire after their real
+    # duration; the main thread's clock still shows exactly the 5 s it slept.
+    r = launch(["--cpu-model", "zero", "-n", "1", program("thread_timers"), "--exact"])
+    expect_status(r, 0)
+    check(rank_end_times(r) == [5.0], f"end times {rank_end_times(r)}, expected [5.0]")
+
+
+def case_thread_timers_measured():
+    r = launch(["-n", "1", program("thread_timers")])
+    expect_status(r, 0)
+
+
 CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "time_math.hpp"
+
 namespace stub {
 
 bool rank = false;
@@ -15,6 +17,7 @@ std::string node = "node0";
 std::vector<double> sleeps;
 int yields = 0;
 int report_fd = -1;
+std::atomic<int64_t> threads_offset{0};
 
 void reset()
 {
@@ -26,6 +29,7 @@ void reset()
     sleeps.clear();
     yields = 0;
     report_fd = -1;
+    virtual_now_and_publish();
 }
 
 }  // namespace stub
@@ -34,7 +38,19 @@ namespace s4bxi::interpose {
 
 bool is_rank() { return stub::rank; }
 bool on_simulated_thread() { return stub::rank && static_cast<pid_t>(syscall(SYS_gettid)) == stub::simulated_tid; }
-double virtual_now() { return stub::now; }
+double virtual_now()
+{
+    // As the runtime does: the rank's other threads continue from this reading.
+    if (on_simulated_thread()) {
+        timespec ts{};
+        syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+        stub::threads_offset = s4bxi::timemath::threads_clock_offset(s4bxi::timemath::seconds_to_ns(stub::now),
+                                                                     s4bxi::timemath::timespec_to_ns(ts));
+    }
+    return stub::now;
+}
+int64_t threads_clock_offset() { return stub::threads_offset; }
+void set_threads_clock_offset(int64_t offset_ns) { stub::threads_offset = offset_ns; }
 double virtual_epoch() { return stub::epoch; }
 void simulated_sleep(double seconds)
 {
@@ -62,3 +78,12 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t)
 }
 
 }  // namespace s4bxi::interpose
+
+namespace stub {
+
+double virtual_now_and_publish()
+{
+    return s4bxi::interpose::virtual_now();
+}
+
+}  // namespace stub

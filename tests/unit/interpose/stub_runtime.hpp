@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,12 @@ extern std::string node;    // node_name()
 extern std::vector<double> sleeps;  // every simulated_sleep(), in order
 extern int yields;          // simulated_yield() count
 extern int report_fd;       // call(Backtrace) writes the TextArgs text here when >= 0
+// threads_clock_offset(): virtual_now() on the simulated thread sets it from `now` and the
+// host's CLOCK_MONOTONIC, as the runtime does; tests may set it directly.
+extern std::atomic<int64_t> threads_offset;
+
+// virtual_now() on the simulated thread, as the runtime's reading (publishes the offset).
+double virtual_now_and_publish();
 
 // Back to a rank on the calling thread at simulated time 0.
 void reset();

@@ -132,6 +132,7 @@ void register_rank(Shared* shared, bool killable)
 {
     shared->slot.cpu_at_reply_ns.store(thread_cpu());
     shared->slot.sim_time_at_reply_bits.store(0);  // simulated time 0.0
+    shared->slot.threads_clock_offset_ns.store(threads_clock_offset(0, vdso_monotonic()));
     int fd = s4bxi::interpose::install_time_trap(killable);
     send_fd(fd, static_cast<pid_t>(syscall(SYS_gettid)));
     if (fd < 0) _exit(0);
@@ -139,15 +140,42 @@ void register_rank(Shared* shared, bool killable)
     wait_byte('g');
 }
 
-// Checks that do not depend on the CPU model: other threads, children, detaching.
-void check_real_time_elsewhere()
+// The rank's clock as its other threads see it (ns of simulated time): the simulated
+// thread's last reading continued in real time.
+int64_t other_thread_expected(Shared* shared)
 {
-    // Another thread of the rank: real time, real sleeps.
-    std::thread([] {
-        EXPECT_TRUE(std::llabs(raw_clock(CLOCK_MONOTONIC) - vdso_monotonic()) < 100'000'000);
+    return other_thread_virtual_ns(vdso_monotonic(), shared->slot.threads_clock_offset_ns.load());
+}
+
+// Checks that do not depend on the CPU model: other threads, children, detaching.
+void check_real_time_elsewhere(Shared* shared)
+{
+    // The simulated thread's trapped reading is where the other threads continue from.
+    const int64_t reading = raw_clock(CLOCK_MONOTONIC) - kMonotonicOffsetNs;
+    EXPECT_TRUE(std::llabs(other_thread_expected(shared) - reading) < 100'000'000);
+
+    // Another thread of the rank: the rank's clock continued in real time, real sleeps.
+    std::thread([shared] {
+        int64_t expected = kMonotonicOffsetNs + other_thread_expected(shared);
+        int64_t got = raw_clock(CLOCK_MONOTONIC);
+        EXPECT_TRUE(got >= expected && got - expected < 100'000'000);
+        expected = epoch_to_ns(kEpoch) + other_thread_expected(shared);
+        got = raw_clock(CLOCK_REALTIME);
+        EXPECT_TRUE(got >= expected && got - expected < 100'000'000);
+        timeval tv{};
+        EXPECT_EQ(syscall(SYS_gettimeofday, &tv, nullptr), 0);
+        EXPECT_TRUE(std::llabs(tv.tv_sec * kNsPerSec + tv.tv_usec * 1000LL - expected) < 100'000'000);
+        time_t seconds = 0;
+        EXPECT_TRUE(std::llabs(syscall(SYS_time, &seconds) - expected / kNsPerSec) <= 1);
+        EXPECT_TRUE(std::llabs(seconds - expected / kNsPerSec) <= 1);
+        // Sleeps are real, and the thread's clock moves with them.
         int64_t start = vdso_monotonic();
+        int64_t clock_start = raw_clock(CLOCK_MONOTONIC);
         EXPECT_EQ(raw_nanosleep(50'000'000), 0);
         EXPECT_TRUE(vdso_monotonic() - start >= 50'000'000);
+        EXPECT_TRUE(raw_clock(CLOCK_MONOTONIC) - clock_start >= 50'000'000);
+        // CPU clocks pass untouched.
+        EXPECT_TRUE(raw_clock(CLOCK_THREAD_CPUTIME_ID) < kNsPerSec);
     }).join();
 
     // A forked child inherits the filter: real time, and it must not die of it.
@@ -209,6 +237,8 @@ void rank_zero_model(Shared* shared, bool killable)
     // A 2 s sleep is 2 s of simulated time, and no real time.
     int64_t host_start = vdso_monotonic();
     EXPECT_EQ(raw_nanosleep(2 * kNsPerSec), 0);
+    // The other threads' clock jumped with it at the reply.
+    EXPECT_TRUE(std::llabs(other_thread_expected(shared) - 2 * kNsPerSec) < 100'000'000);
     EXPECT_EQ(raw_clock(CLOCK_MONOTONIC), mono0 + 2 * kNsPerSec);
     EXPECT_TRUE(vdso_monotonic() - host_start < kNsPerSec);
 
@@ -243,7 +273,7 @@ void rank_zero_model(Shared* shared, bool killable)
     EXPECT_TRUE(raw_clock(CLOCK_THREAD_CPUTIME_ID) > 0);
     EXPECT_TRUE(raw_clock(CLOCK_THREAD_CPUTIME_ID) < kNsPerSec);
 
-    check_real_time_elsewhere();
+    check_real_time_elsewhere(shared);
     // Time spent by the rank blocked on its children is not simulated time (zero model).
     EXPECT_EQ(raw_clock(CLOCK_MONOTONIC), mono0 + 3 * kNsPerSec + 500'000'000);
     check_detached();
@@ -268,7 +298,7 @@ void rank_measured_model(Shared* shared, double factor)
     EXPECT_TRUE(d - b >= kNsPerSec);
     EXPECT_TRUE(d - b <= kNsPerSec + static_cast<int64_t>(5e6 * factor));
 
-    check_real_time_elsewhere();
+    check_real_time_elsewhere(shared);
     check_detached();
 }
 

@@ -11,9 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <semaphore.h>
+
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "stub_runtime.hpp"
 #include "time_interpose.hpp"
@@ -91,7 +98,8 @@ TEST_CASE_METHOD(RankFixture, "virtual clocks show simulated time on the simulat
     CHECK(errno == EFAULT);
 }
 
-TEST_CASE_METHOD(RankFixture, "CPU clocks, invalid clocks and other threads stay real", "[interpose][time]")
+TEST_CASE_METHOD(RankFixture, "CPU clocks and invalid clocks stay real; so does everything outside ranks",
+                 "[interpose][time]")
 {
     stub::now = 1e6;  // far from anything the host shows
     const int64_t virtual_monotonic = kMonotonicOffsetNs + seconds_to_ns(1e6);
@@ -104,15 +112,6 @@ TEST_CASE_METHOD(RankFixture, "CPU clocks, invalid clocks and other threads stay
     CHECK(clock_gettime(10, &ts) == -1);
     CHECK(errno == EINVAL);
 
-    // Another thread of the rank: the host's time.
-    int64_t other = 0;
-    std::thread([&] {
-        timespec t{};
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        other = timespec_to_ns(t);
-    }).join();
-    CHECK(std::llabs(other - host_monotonic_ns()) < kNsPerSec);
-
     // Not a rank at all: the host's time.
     stub::rank = false;
     CHECK(std::llabs(read_ns(CLOCK_MONOTONIC) - host_monotonic_ns()) < kNsPerSec);
@@ -120,6 +119,178 @@ TEST_CASE_METHOD(RankFixture, "CPU clocks, invalid clocks and other threads stay
     stub::rank = true;
     REQUIRE(s4bxi::interpose::real_clock_gettime(CLOCK_MONOTONIC, &ts) == 0);
     CHECK(std::llabs(timespec_to_ns(ts) - host_monotonic_ns()) < kNsPerSec);
+}
+
+// Runs `fn` on another thread of the rank and returns what it returned.
+template <class Fn>
+auto on_other_thread(Fn fn)
+{
+    decltype(fn()) result{};
+    std::thread([&] { result = fn(); }).join();
+    return result;
+}
+
+TEST_CASE_METHOD(RankFixture, "other threads continue the simulated thread's clock in real time", "[interpose][time]")
+{
+    stub::now = 1e6;  // far from anything the host shows
+    const int64_t monotonic = read_ns(CLOCK_MONOTONIC);  // the simulated thread's reading
+    const int64_t realtime = read_ns(CLOCK_REALTIME);
+    REQUIRE(monotonic == kMonotonicOffsetNs + seconds_to_ns(1e6));
+
+    // Another thread reads the same clocks, plus the real time since that reading.
+    auto [other_monotonic, other_realtime, other_boottime, gtod_us, seconds] = on_other_thread([] {
+        timeval tv{};
+        gettimeofday(&tv, nullptr);
+        return std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>{
+            read_ns(CLOCK_MONOTONIC), read_ns(CLOCK_REALTIME), read_ns(CLOCK_BOOTTIME),
+            static_cast<int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec, static_cast<int64_t>(time(nullptr))};
+    });
+    CHECK(other_monotonic >= monotonic);
+    CHECK(other_monotonic - monotonic < kNsPerSec / 2);
+    CHECK(other_realtime >= realtime);
+    CHECK(other_realtime - realtime < kNsPerSec / 2);
+    CHECK(other_boottime >= monotonic);
+    CHECK(gtod_us >= realtime / 1000);
+    CHECK(gtod_us - realtime / 1000 < 500'000);
+    CHECK(seconds >= realtime / kNsPerSec);
+    CHECK(seconds <= realtime / kNsPerSec + 1);
+    timespec res{};
+    CHECK(on_other_thread([&] { return clock_getres(CLOCK_MONOTONIC, &res); }) == 0);
+    CHECK(res.tv_nsec == 1);
+
+    // Their clock passes in real time while the simulated thread's stands still...
+    auto [before, after] = on_other_thread([] {
+        int64_t a = read_ns(CLOCK_MONOTONIC);
+        timespec nap{0, 50'000'000};
+        nanosleep(&nap, nullptr);  // a real sleep on this thread
+        return std::pair<int64_t, int64_t>{a, read_ns(CLOCK_MONOTONIC)};
+    });
+    CHECK(after - before >= 50'000'000);
+    CHECK(after - before < kNsPerSec);
+    CHECK(read_ns(CLOCK_MONOTONIC) == monotonic);
+
+    // ...and continues from the simulated thread's next reading: 5 simulated seconds later.
+    CHECK(sleep(5) == 0);
+    const int64_t later = read_ns(CLOCK_MONOTONIC);
+    CHECK(later == monotonic + 5 * kNsPerSec);
+    int64_t other_later = on_other_thread([] { return read_ns(CLOCK_MONOTONIC); });
+    CHECK(other_later >= later);
+    CHECK(other_later - later < kNsPerSec / 2);
+
+    // Outside a rank (or once it has finished): the host's clock again.
+    stub::rank = false;
+    CHECK(std::llabs(on_other_thread([] { return read_ns(CLOCK_MONOTONIC); }) - host_monotonic_ns()) < kNsPerSec);
+}
+
+// Real time (ns) a wait took, measured on the host's clock.
+template <class Fn>
+int64_t real_duration(Fn fn)
+{
+    int64_t start = host_monotonic_ns();
+    fn();
+    return host_monotonic_ns() - start;
+}
+
+TEST_CASE_METHOD(RankFixture, "a deadline set on one thread of a rank means the same instant on the others",
+                 "[interpose][time]")
+{
+    stub::now = 1e6;
+    constexpr int64_t kWait = 100'000'000;  // 100 ms
+    // Deadlines computed on the simulated thread (simulated time), waited for on another
+    // thread (in real time): what PMIx does with its finalize timer.
+    timespec monotonic_deadline{}, realtime_deadline{};
+
+    pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t realtime_cond = PTHREAD_COND_INITIALIZER;
+    pthread_cond_t monotonic_cond;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&monotonic_cond, &attr);
+    sem_t sem;
+    sem_init(&sem, 0, 0);
+
+    struct Case {
+        const char* what;
+        std::function<int()> wait;  // returns the error number
+        int expected;
+    };
+    const std::vector<Case> cases = {
+        {"pthread_cond_timedwait (CLOCK_REALTIME)",
+         [&] {
+             pthread_mutex_lock(&mutex);
+             int rc = pthread_cond_timedwait(&realtime_cond, &mutex, &realtime_deadline);
+             pthread_mutex_unlock(&mutex);
+             return rc;
+         },
+         ETIMEDOUT},
+        {"pthread_cond_timedwait (CLOCK_MONOTONIC)",
+         [&] {
+             pthread_mutex_lock(&mutex);
+             int rc = pthread_cond_timedwait(&monotonic_cond, &mutex, &monotonic_deadline);
+             pthread_mutex_unlock(&mutex);
+             return rc;
+         },
+         ETIMEDOUT},
+        {"pthread_cond_clockwait",
+         [&] {
+             pthread_mutex_lock(&mutex);
+             int rc = pthread_cond_clockwait(&realtime_cond, &mutex, CLOCK_MONOTONIC, &monotonic_deadline);
+             pthread_mutex_unlock(&mutex);
+             return rc;
+         },
+         ETIMEDOUT},
+        {"sem_timedwait", [&] { return sem_timedwait(&sem, &realtime_deadline) == 0 ? 0 : errno; }, ETIMEDOUT},
+        {"sem_clockwait",
+         [&] { return sem_clockwait(&sem, CLOCK_MONOTONIC, &monotonic_deadline) == 0 ? 0 : errno; }, ETIMEDOUT},
+        {"clock_nanosleep (TIMER_ABSTIME)",
+         [&] { return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &monotonic_deadline, nullptr); }, 0},
+        {"pthread_mutex_timedlock (held)",
+         [&] {
+             // Held by the simulated thread below.
+             return pthread_mutex_timedlock(&mutex, &realtime_deadline);
+         },
+         ETIMEDOUT},
+    };
+    for (const Case& c : cases) {
+        INFO(c.what);
+        bool held = std::string(c.what).find("held") != std::string::npos;
+        if (held) pthread_mutex_lock(&mutex);
+        int rc = -1;
+        monotonic_deadline = ns_to_timespec(read_ns(CLOCK_MONOTONIC) + kWait);
+        realtime_deadline = ns_to_timespec(read_ns(CLOCK_REALTIME) + kWait);
+        int64_t took = on_other_thread([&] { return real_duration([&] { rc = c.wait(); }); });
+        if (held) pthread_mutex_unlock(&mutex);
+        CHECK(rc == c.expected);
+        // Not at once (the host's clock is far from the rank's), not much later either.
+        CHECK(took >= kWait / 2);
+        CHECK(took < 10 * kWait);
+    }
+
+    // The simulated thread's own waits: the remaining simulated time, waited in real time.
+    const timespec own_deadline = ns_to_timespec(read_ns(CLOCK_MONOTONIC) + kWait);
+    int rc = -1;
+    int64_t took = real_duration([&] { rc = sem_clockwait(&sem, CLOCK_MONOTONIC, &own_deadline) == 0 ? 0 : errno; });
+    CHECK(rc == ETIMEDOUT);
+    CHECK(took >= kWait / 2);
+    CHECK(took < 10 * kWait);
+    CHECK(stub::sleeps.empty());  // nothing of it was simulated
+
+    // Invalid deadlines are the real function's to report; outside ranks nothing changes.
+    timespec bad{0, 2'000'000'000};
+    CHECK(sem_timedwait(&sem, &bad) == -1);
+    CHECK(errno == EINVAL);
+    stub::rank = false;
+    timespec host_deadline = ns_to_timespec(host_monotonic_ns() + kWait);
+    took = real_duration([&] { rc = sem_clockwait(&sem, CLOCK_MONOTONIC, &host_deadline) == 0 ? 0 : errno; });
+    CHECK(rc == ETIMEDOUT);
+    CHECK(took >= kWait / 2);
+    CHECK(took < 10 * kWait);
+
+    sem_destroy(&sem);
+    pthread_cond_destroy(&monotonic_cond);
+    pthread_cond_destroy(&realtime_cond);
+    pthread_condattr_destroy(&attr);
 }
 
 TEST_CASE_METHOD(RankFixture, "sleeps become simulated sleeps", "[interpose][time]")

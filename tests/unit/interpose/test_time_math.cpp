@@ -1,6 +1,8 @@
 // Pure time logic shared by the interposer and the seccomp supervisor (time_math.hpp).
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <climits>
 #include <cmath>
 
@@ -101,6 +103,33 @@ TEST_CASE("what each clock shows", "[interpose][time]")
     CHECK(clock_value_ns(ClockKind::Realtime, 5.0, epoch) == epoch_to_ns(epoch) + 5 * kNsPerSec);
     CHECK(clock_value_ns(ClockKind::Monotonic, -1.0, epoch) == kMonotonicOffsetNs);  // never before 0
     CHECK(kMonotonicOffsetNs > 0);
+}
+
+TEST_CASE("other threads continue the simulated thread's reading at the host's pace", "[interpose][time]")
+{
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    // Read at simulated 12 s while the host's monotonic clock showed 5000 s.
+    const int64_t offset = threads_clock_offset(12 * kNsPerSec, 5000 * kNsPerSec);
+    CHECK(other_thread_virtual_ns(5000 * kNsPerSec, offset) == 12 * kNsPerSec);
+    CHECK(other_thread_virtual_ns(5000 * kNsPerSec + 250'000'000, offset) == 12 * kNsPerSec + 250'000'000);
+    // Never before simulated time 0; no overflow at the extremes.
+    CHECK(other_thread_virtual_ns(0, threads_clock_offset(0, 5000 * kNsPerSec)) == 0);
+    CHECK(other_thread_virtual_ns(kMax, kMax) == kMax);
+    CHECK(saturating_add(kMax, 1) == kMax);
+    CHECK(saturating_add(std::numeric_limits<int64_t>::min(), -1) == std::numeric_limits<int64_t>::min());
+    CHECK(saturating_sub(0, std::numeric_limits<int64_t>::min()) == kMax);
+    CHECK(saturating_sub(-1, std::numeric_limits<int64_t>::min()) == kMax);
+}
+
+TEST_CASE("absolute deadlines move to the host's clock with the time that remains", "[interpose][time]")
+{
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    // The rank's clock shows 1002 s, the host's 7000 s: a deadline 2 s ahead stays 2 s ahead.
+    CHECK(host_deadline_ns(1004 * kNsPerSec, 1002 * kNsPerSec, 7000 * kNsPerSec) == 7002 * kNsPerSec);
+    // Already past: past on the host too.
+    CHECK(host_deadline_ns(1000 * kNsPerSec, 1002 * kNsPerSec, 7000 * kNsPerSec) == 6998 * kNsPerSec);
+    // "Forever" stays forever.
+    CHECK(host_deadline_ns(kMax, 1002 * kNsPerSec, 7000 * kNsPerSec) == kMax);
 }
 
 TEST_CASE("sleep durations, relative and absolute", "[interpose][time]")
