@@ -1,5 +1,7 @@
 #include "paths.hpp"
 
+#include <fstream>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -184,6 +186,13 @@ Checked<Siblings> find_siblings(const std::string& launcher_dir, const SiblingLa
         result.error = fmt::format("the library path '{}' contains a space or ':' and cannot be used in LD_PRELOAD",
                                    siblings.library);
         return result;
+    }
+    // Recorded by tools/setup next to the build tree's launcher; ignored when stale.
+    if (std::ifstream recorded{fs::path(launcher_dir) / ".." / "openmpi-portals4-components"}) {
+        std::string directory;
+        std::getline(recorded, directory);
+        std::error_code ec;
+        if (!directory.empty() && fs::is_directory(directory, ec)) siblings.openmpi_components = directory;
     }
     result.value = siblings;
     return result;

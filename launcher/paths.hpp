@@ -27,6 +27,9 @@ Checked<std::string> check_platform_file(const std::string& file);
 struct Siblings {
     std::string simkernel;  // absolute path of s4bxi-simkernel
     std::string library;    // absolute path of libportals.so.4
+    // Directory of Open MPI's Portals 4 components, as tools/setup recorded it in
+    // <build>/openmpi-portals4-components (empty: not built).
+    std::string openmpi_components;
 };
 
 // Candidate locations relative to the directory holding s4bxi-launch, first match wins:

@@ -358,6 +358,23 @@ int Supervisor::wait_server_ready()
     return status;
 }
 
+// Open MPI settings that put every byte between ranks on the simulated network, unless the
+// user set them (OMPI_MCA_* in the environment; --mca on the mpirun line wins anyway):
+// the Portals MTL under pml cm, one-sided through osc portals4, no shared-memory
+// transport (all ranks share one real host and would bypass the simulation), collectives
+// through coll tuned over the MTL. Only when the Portals components were built.
+std::vector<std::string> open_mpi_defaults(const std::string& components)
+{
+    if (components.empty()) return {};
+    return {"OMPI_MCA_mca_base_component_path=" + components + ":/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3",
+            "OMPI_MCA_pml=cm",
+            "OMPI_MCA_mtl=portals4",
+            "OMPI_MCA_btl=self,tcp",
+            "OMPI_MCA_osc=portals4",
+            "OMPI_MCA_coll=^portals4",
+            "OMPI_MCA_rmaps_base_oversubscribe=true"};
+}
+
 std::vector<std::string> Supervisor::child_environment() const
 {
     std::vector<std::string> env;
@@ -379,6 +396,13 @@ std::vector<std::string> Supervisor::child_environment() const
     if (!old_preload.empty()) preload += ":" + old_preload;
     env.push_back(preload);
     env.push_back("S4BXI_SOCKET=" + socket_path_);
+    for (const std::string& setting : open_mpi_defaults(plan_.siblings.openmpi_components)) {
+        std::string_view name = std::string_view(setting).substr(0, setting.find('='));
+        bool user_set = std::any_of(env.begin(), env.end(), [&](const std::string& kv) {
+            return kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=';
+        });
+        if (!user_set) env.push_back(setting);
+    }
     return env;
 }
 

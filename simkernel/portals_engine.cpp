@@ -494,9 +494,8 @@ int Call::me_append()
     auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
     if (!bytes) return PTL_ARG_INVALID;
     PortalTableEntry& pt = n->table[a.pt_index];
-    // A PT can promise the NIC that all its entries are use-once, or all truncate.
-    if ((pt.options & PTL_PT_ONLY_USE_ONCE) && !(a.options & PTL_ME_USE_ONCE)) return PTL_ARG_INVALID;
-    if ((pt.options & PTL_PT_ONLY_TRUNCATE) && (a.options & PTL_ME_NO_TRUNCATE)) return PTL_ARG_INVALID;
+    // PTL_PT_ONLY_USE_ONCE and PTL_PT_ONLY_TRUNCATE are hints to the NIC, not rules:
+    // Open MPI's MTL sets both and still appends persistent overflow entries.
     if (pt.priority.size() + pt.overflow.size() >= static_cast<size_t>(n->limits.max_list_size)) return PTL_LIST_TOO_LONG;
     size_t live = std::count_if(p_.entries.begin(), p_.entries.end(), [](const auto& e) { return e != nullptr; });
     if (live >= static_cast<size_t>(n->limits.max_entries)) return PTL_NO_SPACE;

@@ -83,16 +83,15 @@ int main(void)
     CHECK(PtlPTDisable(ni, 1) == PTL_ARG_INVALID);
     CHECK(PtlPTFree(ni, 1) == PTL_ARG_INVALID);
 
-    /* PT options that constrain the entries appended to it */
-    ptl_pt_index_t once_pt, trunc_pt;
-    CHECK(PtlPTAlloc(ni, PTL_PT_ONLY_USE_ONCE, eq, 10, &once_pt) == PTL_OK);
-    CHECK(PtlPTAlloc(ni, PTL_PT_ONLY_TRUNCATE, eq, 11, &trunc_pt) == PTL_OK);
-    ptl_me_t persistent = {buffer, 8, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT, {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
-    ptl_handle_me_t unused_me;
-    CHECK(PtlMEAppend(ni, once_pt, &persistent, PTL_PRIORITY_LIST, NULL, &unused_me) == PTL_ARG_INVALID);
-    persistent.options |= PTL_ME_NO_TRUNCATE;
-    CHECK(PtlMEAppend(ni, trunc_pt, &persistent, PTL_PRIORITY_LIST, NULL, &unused_me) == PTL_ARG_INVALID);
-    CHECK(PtlPTFree(ni, once_pt) == PTL_OK && PtlPTFree(ni, trunc_pt) == PTL_OK);
+    /* PTL_PT_ONLY_USE_ONCE / ONLY_TRUNCATE are hints: entries that do not follow them are
+     * still accepted (Open MPI relies on it). */
+    ptl_pt_index_t hinted;
+    CHECK(PtlPTAlloc(ni, PTL_PT_ONLY_USE_ONCE | PTL_PT_ONLY_TRUNCATE, eq, 10, &hinted) == PTL_OK);
+    ptl_me_t persistent = {buffer, 8, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_NO_TRUNCATE,
+                           {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
+    ptl_handle_me_t hinted_me;
+    CHECK(PtlMEAppend(ni, hinted, &persistent, PTL_OVERFLOW_LIST, NULL, &hinted_me) == PTL_OK);
+    CHECK(PtlMEUnlink(hinted_me) == PTL_OK && PtlPTFree(ni, hinted) == PTL_OK);
 
     /* CTs */
     CHECK(PtlCTAlloc(ni, &ct) == PTL_OK);
