@@ -1,0 +1,177 @@
+/* One-sided communication on windows of MPI_Win_create and MPI_Win_allocate: MPI_Put,
+ * MPI_Get and MPI_Accumulate (MPI_SUM, MPI_REPLACE) in fence epochs, then under passive
+ * target synchronisation (MPI_Win_lock shared and exclusive, MPI_Win_flush,
+ * MPI_Win_lock_all), with small and large (1 MiB) transfers; every element checked.
+ *
+ *   --no-accumulate   leave MPI_Accumulate out (the lock_all epoch then uses MPI_Put) */
+#include "mpi_check.h"
+
+#define N 1024               /* ints per rank in the small window */
+#define LARGE (1 << 18)      /* ints per rank in the large window (1 MiB) */
+
+static int rank, size;
+static int accumulate = 1;
+
+static int expected_value(int owner, int writer, int i)
+{
+    return owner * 1000000 + writer * 10000 + i;
+}
+
+/* Fence epochs: every rank puts one slice into its right neighbour's window, gets one
+ * from its left neighbour, and accumulates into rank 0. */
+static void fences(MPI_Win win, int* base, int count)
+{
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    const int slice = count / 4;
+    int* mine = malloc(sizeof(int) * (size_t)count);
+    for (int i = 0; i < count; ++i) base[i] = -1;
+    MPI_OK(MPI_Win_fence(0, win));
+
+    /* Put: slice 0 of the right neighbour's window. */
+    for (int i = 0; i < slice; ++i) mine[i] = expected_value(right, rank, i);
+    MPI_OK(MPI_Put(mine, slice, MPI_INT, right, 0, slice, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < slice; ++i)
+        CHECK(base[i] == expected_value(rank, left, i), "fence put [%d] = %d, expected %d", i, base[i],
+              expected_value(rank, left, i));
+    for (int i = slice; i < count; ++i) CHECK(base[i] == -1, "fence put wrote [%d] = %d", i, base[i]);
+
+    /* Get: each rank fills slice 1 of its own window, then reads the left neighbour's. */
+    for (int i = 0; i < slice; ++i) base[slice + i] = expected_value(rank, 99, i);
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < slice; ++i) mine[i] = 0;
+    MPI_OK(MPI_Get(mine, slice, MPI_INT, left, slice, slice, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < slice; ++i)
+        CHECK(mine[i] == expected_value(left, 99, i), "fence get [%d] = %d, expected %d", i, mine[i],
+              expected_value(left, 99, i));
+
+    /* Accumulate (SUM) into slice 2 of rank 0 from every rank, twice. */
+    if (!accumulate) {
+        free(mine);
+        return;
+    }
+    for (int i = 0; i < slice; ++i) base[2 * slice + i] = 7;
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < slice; ++i) mine[i] = rank + 1 + i;
+    for (int repeat = 0; repeat < 2; ++repeat)
+        MPI_OK(MPI_Accumulate(mine, slice, MPI_INT, 0, 2 * slice, slice, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    if (rank == 0)
+        for (int i = 0; i < slice; ++i) {
+            int e = 7 + 2 * (size * (size + 1) / 2 + size * i);
+            CHECK(base[2 * slice + i] == e, "fence accumulate [%d] = %d, expected %d", i, base[2 * slice + i], e);
+        }
+    MPI_OK(MPI_Win_fence(0, win));
+    free(mine);
+}
+
+/* Passive target: exclusive-lock puts and gets on the last rank's window, a shared-lock
+ * accumulate from everyone on rank 0, MPI_REPLACE, and lock_all with flushes. */
+static void passive(MPI_Win win, int* base, int count)
+{
+    const int target = size - 1;
+    const int slice = count / 4;
+    int* mine = malloc(sizeof(int) * (size_t)count);
+    for (int i = 0; i < count; ++i) base[i] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* Each rank writes its own part of slice 0 of the target under an exclusive lock,
+     * reads it back in the same epoch after a flush. */
+    const int part = slice / size;
+    for (int i = 0; i < part; ++i) mine[i] = expected_value(target, rank, i);
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+    MPI_OK(MPI_Put(mine, part, MPI_INT, target, (MPI_Aint)rank * part, part, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(target, win));
+    for (int i = 0; i < part; ++i) mine[part + i] = 0;
+    MPI_OK(MPI_Get(mine + part, part, MPI_INT, target, (MPI_Aint)rank * part, part, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(target, win));
+    for (int i = 0; i < part; ++i)
+        CHECK(mine[part + i] == expected_value(target, rank, i), "lock get-after-put [%d] = %d", i, mine[part + i]);
+
+    /* Shared lock: everyone accumulates into slice 1 of rank 0 (or puts its own part). */
+    for (int i = 0; i < slice; ++i) mine[i] = 1 + (i % 5);
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    if (accumulate)
+        MPI_OK(MPI_Accumulate(mine, slice, MPI_INT, 0, slice, slice, MPI_INT, MPI_SUM, win));
+    else
+        MPI_OK(MPI_Put(mine + rank * part, part, MPI_INT, 0, slice + (MPI_Aint)rank * part, part, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(0, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* The target checks its window under its own lock. */
+    if (rank == target) {
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+        for (int r = 0; r < size; ++r)
+            for (int i = 0; i < part; ++i)
+                CHECK(base[r * part + i] == expected_value(target, r, i), "lock put from %d [%d] = %d", r, i,
+                      base[r * part + i]);
+        MPI_OK(MPI_Win_unlock(target, win));
+    }
+    if (rank == 0) {
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        for (int i = 0; i < (accumulate ? slice : part * size); ++i) {
+            int e = (accumulate ? size : 1) * (1 + (i % 5));
+            CHECK(base[slice + i] == e, "shared-lock %s [%d] = %d, expected %d", accumulate ? "accumulate" : "put", i,
+                  base[slice + i], e);
+        }
+        MPI_OK(MPI_Win_unlock(0, win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* lock_all: MPI_REPLACE into slice 2 of the right neighbour, flush, get it back. */
+    const int right = (rank + 1) % size;
+    for (int i = 0; i < slice; ++i) mine[i] = expected_value(right, rank, i) + 5;
+    MPI_OK(MPI_Win_lock_all(0, win));
+    if (accumulate)
+        MPI_OK(MPI_Accumulate(mine, slice, MPI_INT, right, 2 * slice, slice, MPI_INT, MPI_REPLACE, win));
+    else
+        MPI_OK(MPI_Put(mine, slice, MPI_INT, right, 2 * slice, slice, MPI_INT, win));
+    MPI_OK(MPI_Win_flush_all(win));
+    for (int i = 0; i < slice; ++i) mine[slice + i] = 0;
+    MPI_OK(MPI_Get(mine + slice, slice, MPI_INT, right, 2 * slice, slice, MPI_INT, win));
+    MPI_OK(MPI_Win_flush(right, win));
+    MPI_OK(MPI_Win_unlock_all(win));
+    for (int i = 0; i < slice; ++i)
+        CHECK(mine[slice + i] == expected_value(right, rank, i) + 5, "lock_all replace/get [%d] = %d", i,
+              mine[slice + i]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(mine);
+}
+
+int main(int argc, char** argv)
+{
+    check_init(&argc, &argv);
+    rank = check_rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i < argc; ++i)
+        if (strcmp(argv[i], "--no-accumulate") == 0) accumulate = 0;
+
+    /* MPI_Win_create over user memory, small and large. */
+    for (int large = 0; large < 2; ++large) {
+        int count = large ? LARGE : N;
+        int* memory = malloc(sizeof(int) * (size_t)count);
+        MPI_Win win;
+        MPI_OK(MPI_Win_create(memory, (MPI_Aint)sizeof(int) * count, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                              &win));
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+        fences(win, memory, count);
+        passive(win, memory, count);
+        MPI_OK(MPI_Win_free(&win));
+        free(memory);
+    }
+
+    /* MPI_Win_allocate. */
+    int* memory = NULL;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate((MPI_Aint)sizeof(int) * N, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &memory, &win));
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    fences(win, memory, N);
+    passive(win, memory, N);
+    MPI_OK(MPI_Win_free(&win));
+
+    if (rank == 0)
+        printf("mpi_rma: %d ranks, Win_create (4 KiB, 1 MiB) and Win_allocate, fence and lock epochs, %s\n", size,
+               accumulate ? "put, get and accumulate" : "put and get");
+    return check_finish("mpi_rma");
+}
