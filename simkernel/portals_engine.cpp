@@ -549,27 +549,36 @@ int Call::me_append()
 // whether any matched.
 bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
 {
-    bool any = false;
+    // Take the matching headers out first: writing an event waits in simulated time, during
+    // which the NIC may append to the list (and invalidate any iterator into it).
+    std::vector<ptl_event_t> events;
     for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
         if (!criteria_match(entry.criteria, it->source)) {
             ++it;
             continue;
         }
-        any = true;
         ptl_event_t event = it->event;
         event.user_ptr = reinterpret_cast<void*>(user_ptr);
         if (!claim) {  // PtlMESearch with PTL_SEARCH_ONLY: report the first, keep it
             event.type = PTL_EVENT_SEARCH;
-            write_event(nic(), p_, pt.eq, event);
-            return true;
+            events.push_back(event);
+            break;
         }
-        if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
-            count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
-        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, pt.eq, event);
+        events.push_back(event);
         it = pt.unexpected.erase(it);
         if (entry.criteria.options & PTL_ME_USE_ONCE) break;
     }
-    return any;
+    uint32_t eq = pt.eq;  // `pt` itself may change while events are written
+    for (const ptl_event_t& event : events) {
+        if (!claim) {
+            write_event(nic(), p_, eq, event);
+            continue;
+        }
+        if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
+            count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
+        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, eq, event);
+    }
+    return !events.empty();
 }
 
 int Call::me_search()
