@@ -424,8 +424,6 @@ void SeccompSupervisor::handle(Entry& e)
     };
 
     std::unique_lock lock(e.mutex);
-    // Only the rank's simulated thread lives in simulated time. Every descendant (which
-    // inherited the filter) runs with real time.
     if (!e.attached || req.data.arch != AUDIT_ARCH_X86_64) return let_through();
 
     const pid_t pid = static_cast<pid_t>(req.pid);
@@ -434,51 +432,27 @@ void SeccompSupervisor::handle(Entry& e)
     // rank's pid could have been reused.
     auto still_valid = [&] { return seccomp_notify_id_valid(e.fd, req.id) == 0; };
 
-    if (pid != e.tid) {
-        // The rank's other threads read the rank's clock continued in real time, as its
-        // interposer shows it to them (docs/time.md); their sleeps are real.
-        if (!e.is_rank_thread(pid)) return let_through();
-        int64_t clock_ns;
-        switch (req.data.nr) {
-        case SYS_clock_gettime: {
-            clockid_t clock = static_cast<clockid_t>(static_cast<int32_t>(args[0]));
-            if (!is_virtual_clock(clock)) return let_through();
-            timespec ts = ns_to_timespec(clock_value_at_ns(classify_clock(clock), e.other_thread_now_ns(), e.epoch));
-            if (!still_valid()) return;
-            if (!write_remote(pid, args[1], &ts, sizeof ts)) return answer(0, EFAULT);
-            return answer(0, 0);
-        }
-        case SYS_gettimeofday: {
-            clock_ns = clock_value_at_ns(ClockKind::Realtime, e.other_thread_now_ns(), e.epoch);
-            timeval tv{static_cast<time_t>(clock_ns / kNsPerSec), static_cast<suseconds_t>((clock_ns % kNsPerSec) / 1000)};
-            struct timezone tz {};
-            if (!still_valid()) return;
-            if (args[0] && !write_remote(pid, args[0], &tv, sizeof tv)) return answer(0, EFAULT);
-            if (args[1] && !write_remote(pid, args[1], &tz, sizeof tz)) return answer(0, EFAULT);
-            return answer(0, 0);
-        }
-        case SYS_time: {
-            time_t seconds =
-                static_cast<time_t>(clock_value_at_ns(ClockKind::Realtime, e.other_thread_now_ns(), e.epoch) / kNsPerSec);
-            if (!still_valid()) return;
-            if (args[0] && !write_remote(pid, args[0], &seconds, sizeof seconds)) return answer(0, EFAULT);
-            return answer(seconds, 0);
-        }
-        default: return let_through();
-        }
-    }
+    // The simulated thread reads the simulated clock. The rank's other threads read it
+    // continued in real time, as its interposer shows it to them (docs/time.md); their
+    // sleeps are real. Descendants, which inherited the filter, run with real time.
+    const bool simulated = pid == e.tid;
+    if (!simulated && !e.is_rank_thread(pid)) return let_through();
+    auto clock_at = [&](ClockKind kind) {
+        return simulated ? clock_value_ns(kind, e.now(), e.epoch)
+                         : clock_value_at_ns(kind, e.other_thread_now_ns(), e.epoch);
+    };
 
     switch (req.data.nr) {
     case SYS_clock_gettime: {
         clockid_t clock = static_cast<clockid_t>(static_cast<int32_t>(args[0]));
         if (!is_virtual_clock(clock)) return let_through();
-        timespec ts = ns_to_timespec(clock_value_ns(classify_clock(clock), e.now(), e.epoch));
+        timespec ts = ns_to_timespec(clock_at(classify_clock(clock)));
         if (!still_valid()) return;
         if (!write_remote(pid, args[1], &ts, sizeof ts)) return answer(0, EFAULT);
         return answer(0, 0);
     }
     case SYS_gettimeofday: {
-        int64_t ns = clock_value_ns(ClockKind::Realtime, e.now(), e.epoch);
+        int64_t ns = clock_at(ClockKind::Realtime);
         timeval tv{static_cast<time_t>(ns / kNsPerSec), static_cast<suseconds_t>((ns % kNsPerSec) / 1000)};
         struct timezone tz {};
         if (!still_valid()) return;
@@ -487,13 +461,14 @@ void SeccompSupervisor::handle(Entry& e)
         return answer(0, 0);
     }
     case SYS_time: {
-        time_t seconds = static_cast<time_t>(clock_value_ns(ClockKind::Realtime, e.now(), e.epoch) / kNsPerSec);
+        time_t seconds = static_cast<time_t>(clock_at(ClockKind::Realtime) / kNsPerSec);
         if (!still_valid()) return;
         if (args[0] && !write_remote(pid, args[0], &seconds, sizeof seconds)) return answer(0, EFAULT);
         return answer(seconds, 0);
     }
     case SYS_nanosleep:
     case SYS_clock_nanosleep: {
+        if (!simulated) return let_through();
         const bool clocked = req.data.nr == SYS_clock_nanosleep;
         clockid_t clock = clocked ? static_cast<clockid_t>(static_cast<int32_t>(args[0])) : kMonotonic;
         if (!is_virtual_sleep_clock(clock)) return let_through();
