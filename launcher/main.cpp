@@ -7,9 +7,13 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "log.hpp"
+#include "openmpi_env.hpp"
 #include "options.hpp"
 #include "paths.hpp"
 #include "run.hpp"
@@ -50,7 +54,8 @@ bool summary_location_ok(const std::string& file, std::string& error)
 }
 
 // --print-config: the server reads the platform and the overrides (one parser for both
-// uses) and prints the result; its status is ours (0, or 13 for a bad configuration).
+// uses) and prints the model's parameters; then the Open MPI environment the ranks would
+// get. Its status is the server's (0, or 13 for a bad configuration).
 int print_config(const RunPlan& plan)
 {
     std::vector<std::string> args = {plan.siblings.simkernel, "--print-config"};
@@ -63,9 +68,34 @@ int print_config(const RunPlan& plan)
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
     std::cout << std::flush;
-    ::execv(argv[0], argv.data());
-    log::error("cannot execute the simulation server {}: {}", plan.siblings.simkernel, std::strerror(errno));
-    return kExitLauncherFailure;
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        log::error("cannot start the simulation server: {}", std::strerror(errno));
+        return kExitLauncherFailure;
+    }
+    if (pid == 0) {
+        ::execv(argv[0], argv.data());
+        log::error("cannot execute the simulation server {}: {}", plan.siblings.simkernel, std::strerror(errno));
+        ::_exit(kExitLauncherFailure);
+    }
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(wstatus)) return kExitLauncherFailure;
+    if (WEXITSTATUS(wstatus) != 0) return WEXITSTATUS(wstatus);
+
+    std::vector<std::string> environment;
+    for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
+    auto settings = open_mpi_settings(plan.siblings.openmpi_components, environment, ::geteuid() == 0);
+    // As comments, so that the print-out still reads back as a platform file.
+    std::cout << "\n# Open MPI environment given to the command (mpirun, mpiexec):\n";
+    if (plan.siblings.openmpi_components.empty())
+        std::cout << "# the Portals components of Open MPI were not found (run tools/setup): Open MPI\n"
+                     "# would use its own transports, outside the simulation\n";
+    for (const OpenMpiSetting& setting : settings)
+        std::cout << fmt::format("#   {}={}  ({})\n", setting.name, setting.value,
+                                 setting.user_set ? "from the environment" : "launcher default: " + setting.reason);
+    return 0;
 }
 
 }  // namespace

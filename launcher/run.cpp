@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "log.hpp"
+#include "openmpi_env.hpp"
 #include "proc.hpp"
 #include "summary.hpp"
 
@@ -124,6 +125,7 @@ private:
     void wait_for_events(std::optional<TimePoint> deadline);
     void kill_everything_left();
     int exit_status() const;
+    bool command_failed() const;  // the command (or a rank) ended with an error
     void report_summary(int status);
 
     const RunPlan& plan_;
@@ -358,23 +360,6 @@ int Supervisor::wait_server_ready()
     return status;
 }
 
-// Open MPI settings that put every byte between ranks on the simulated network, unless the
-// user set them (OMPI_MCA_* in the environment; --mca on the mpirun line wins anyway):
-// the Portals MTL under pml cm, one-sided through osc portals4, no shared-memory
-// transport (all ranks share one real host and would bypass the simulation), collectives
-// through coll tuned over the MTL. Only when the Portals components were built.
-std::vector<std::string> open_mpi_defaults(const std::string& components)
-{
-    if (components.empty()) return {};
-    return {"OMPI_MCA_mca_base_component_path=" + components + ":/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3",
-            "OMPI_MCA_pml=cm",
-            "OMPI_MCA_mtl=portals4",
-            "OMPI_MCA_btl=self,tcp",
-            "OMPI_MCA_osc=portals4",
-            "OMPI_MCA_coll=^portals4",
-            "OMPI_MCA_rmaps_base_oversubscribe=true"};
-}
-
 std::vector<std::string> Supervisor::child_environment() const
 {
     std::vector<std::string> env;
@@ -396,13 +381,8 @@ std::vector<std::string> Supervisor::child_environment() const
     if (!old_preload.empty()) preload += ":" + old_preload;
     env.push_back(preload);
     env.push_back("S4BXI_SOCKET=" + socket_path_);
-    for (const std::string& setting : open_mpi_defaults(plan_.siblings.openmpi_components)) {
-        std::string_view name = std::string_view(setting).substr(0, setting.find('='));
-        bool user_set = std::any_of(env.begin(), env.end(), [&](const std::string& kv) {
-            return kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=';
-        });
-        if (!user_set) env.push_back(setting);
-    }
+    for (const OpenMpiSetting& setting : open_mpi_settings(plan_.siblings.openmpi_components, env, ::geteuid() == 0))
+        if (!setting.user_set) env.push_back(setting.name + "=" + setting.value);
     return env;
 }
 
@@ -590,6 +570,12 @@ void Supervisor::on_exit(pid_t pid, int wstatus)
                     server_stage_ = ServerStage::Terminated;
                     server_deadline_ = after(kServerTermGrace);
                 }
+            } else if (server_stage_ == ServerStage::Running && command_failed()) {
+                // A failed command (mpirun refusing to start, a rank's error) may leave the
+                // server waiting for ranks that will never register: stop it now.
+                signal_server(SIGTERM);
+                server_stage_ = ServerStage::Terminated;
+                server_deadline_ = after(kServerTermGrace);
             } else if (server_stage_ == ServerStage::Running) {
                 server_stage_ = ServerStage::WaitingExit;
                 server_deadline_ = after(kServerExitGrace);
@@ -725,6 +711,13 @@ void Supervisor::kill_everything_left()
         while (::read(signal_fd_, &info, sizeof info) == sizeof info) {
         }
     }
+}
+
+bool Supervisor::command_failed() const
+{
+    if (first_rank_failure_) return true;
+    return !plan_.options.spawn_mode() && !children_.empty() && !children_.front().alive &&
+           decode_status(children_.front().wstatus) != 0;
 }
 
 int Supervisor::exit_status() const

@@ -169,11 +169,12 @@ void Server::register_ranks(int listen_fd)
     double deadline = wall_now() + ctx.config.register_timeout;
     while (ctx.config.world_size == 0 || static_cast<int>(ctx.registry.size()) < ctx.config.world_size) {
         if (g_terminate_requested.load()) {
-            if (ctx.registry.size() > 0)
-                ctx.outcome.fail("error",
-                                 fmt::format("stopped while waiting for ranks: {} of {} registered",
-                                             ctx.registry.size(), ctx.config.world_size),
-                                 kExitRegistration);
+            ctx.outcome.fail("error",
+                             ctx.registry.size() == 0
+                                 ? std::string("stopped before any rank registered (the command ended or was interrupted)")
+                                 : fmt::format("stopped while waiting for ranks: {} of {} registered",
+                                               ctx.registry.size(), ctx.config.world_size),
+                             kExitRegistration);
             return;
         }
         double left = deadline - wall_now();

@@ -245,6 +245,27 @@ def case_command_mode():
     expect_status(r, 5)
 
 
+
+def case_command_fails_early():
+    # A command that fails before any rank registers (mpirun refusing to start, a typo in a
+    # wrapper script) ends the run at once, with its status and a summary that says so.
+    r = launch(["--", "sh", "-c", "exit 7"])
+    expect_status(r, 7)
+    check(r.wall < 5, f"the launcher waited {r.wall:.1f} s after the command had failed\n{r!r}")
+    check("stopped before any rank registered" in r.stderr, f"the summary does not say why\n{r!r}")
+
+
+def case_print_config_openmpi():
+    # Open MPI's environment is part of the effective configuration; user settings win.
+    r = launch(["--print-config"], extra_env={"OMPI_MCA_pml": "ob1"})
+    expect_status(r, 0)
+    check("# Open MPI environment given to the command" in r.stdout, f"no Open MPI section\n{r!r}")
+    check(re.search(r"^#   OMPI_MCA_pml=ob1  \(from the environment\)$", r.stdout, re.M),
+          f"the user's OMPI_MCA_pml is not shown as theirs\n{r!r}")
+    if os.geteuid() == 0:
+        check("#   OMPI_ALLOW_RUN_AS_ROOT=1" in r.stdout, f"running as root, mpirun needs OMPI_ALLOW_RUN_AS_ROOT\n{r!r}")
+
+
 def main():
     function = globals().get("case_" + CASE.replace("-", "_"))
     if function is None:

@@ -1,0 +1,23 @@
+#pragma once
+// The environment s4bxi-launch gives Open MPI so that every byte between ranks crosses the
+// simulated network. Users keep the last word: a variable they set is left alone.
+
+#include <string>
+#include <vector>
+
+namespace s4bxi::launcher {
+
+struct OpenMpiSetting {
+    std::string name;
+    std::string value;    // the value the ranks will see
+    bool user_set;        // true: taken from the user's environment, not ours
+    std::string reason;   // why the launcher sets it
+};
+
+// `components` is the directory of the Portals components built by tools/setup (empty when
+// they were not built: then only the settings that do not need them are returned).
+// `environment` is the launcher's own environment (NAME=value strings).
+std::vector<OpenMpiSetting> open_mpi_settings(const std::string& components,
+                                              const std::vector<std::string>& environment, bool running_as_root);
+
+}  // namespace s4bxi::launcher
