@@ -24,7 +24,11 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-constexpr double kPollQuantumStart = 1e-7;  // first fast-forward step of an empty poll
+// Fast-forward steps of empty polls. An event ends the step at once, so they only bound the
+// error for progress made outside Portals (a flag in shared memory, a socket); a fast
+// growth keeps a few-microsecond wait to two or three requests.
+constexpr double kPollQuantumStart = 5e-7;
+constexpr double kPollQuantumGrowth = 4.0;
 constexpr double kPollQuantumMax = 1e-4;
 constexpr uint32_t kFirstAutomaticPid = 2048;
 
@@ -728,7 +732,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
         if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
         wait_for_activity(lock, until);
     }
-    if (polling) p_.poll_quantum = std::min(p_.poll_quantum * 2, kPollQuantumMax);
+    if (polling) p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
     return PTL_EQ_EMPTY;
 }
 
@@ -770,10 +774,30 @@ int Call::ct_free()
     return PTL_OK;
 }
 
+// A PtlCTGet that reads the value the previous one returned is a polling loop's empty
+// poll: like an empty PtlEQGet it fast-forwards, until the counter changes or one polling
+// quantum passes. Without it, a loop on PtlCTGet would spin with simulated time frozen.
 int Call::ct_get()
 {
-    Counter* c = ct(args<wire::HandleArgs>().handle);
+    uint32_t handle = args<wire::HandleArgs>().handle;
+    Counter* c = ct(handle);
     if (!c) return PTL_ARG_INVALID;
+    auto unchanged = [](const Counter& counter) {
+        return counter.value.success == counter.last_read.success && counter.value.failure == counter.last_read.failure;
+    };
+    if (unchanged(*c)) {
+        r_.waiting_on = fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, c->value.success);
+        double deadline = sg4::Engine::get_clock() + p_.poll_quantum;
+        std::unique_lock lock(*p_.mutex);
+        while ((c = ct(handle)) != nullptr && unchanged(*c) && sg4::Engine::get_clock() < deadline)
+            wait_for_activity(lock, deadline);
+        if (!c) return PTL_ARG_INVALID;  // freed meanwhile
+        if (unchanged(*c)) p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
+        else p_.poll_quantum = kPollQuantumStart;
+    } else {
+        p_.poll_quantum = kPollQuantumStart;
+    }
+    c->last_read = c->value;
     auto& reply = out<wire::CTReply>();
     reply.success = c->value.success;
     reply.failure = c->value.failure;

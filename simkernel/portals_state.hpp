@@ -64,6 +64,7 @@ struct Counter {
     bool used = false;
     uint32_t ni = 0;
     ptl_ct_event_t value{0, 0};
+    ptl_ct_event_t last_read{0, 0};  // what the rank's last PtlCTGet returned
     std::vector<Trigger> triggers;
 };
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Busy polling costs what blocking costs: the ping-pong polling PtlEQGet, or PtlEQPoll
-with a zero timeout, prints exactly the latencies of the PtlEQWait version under
---cpu-model zero (empty polls fast-forward to the next event instead of spinning)."""
+"""Busy polling costs what blocking costs: a program run with a polling mode (the ping-pong
+polling PtlEQGet or PtlEQPoll with a zero timeout, ct_polling looping on PtlCTGet) prints
+exactly what its blocking version prints under --cpu-model zero (empty polls fast-forward
+to the next event instead of spinning). usage: check_polling.py LAUNCHER PROGRAM MODE..."""
 import subprocess
 import sys
 import time
 
-launcher, program = sys.argv[1], sys.argv[2]
+launcher, program, modes = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 
 def run(*mode):
@@ -19,7 +20,7 @@ def run(*mode):
 
 
 blocking, _ = run()
-for mode in ("poll", "eqpoll"):
+for mode in modes:
     polling, wall = run(mode)
     if polling != blocking:
         sys.exit(f"{mode}: latencies differ from PtlEQWait's:\n{polling}\nvs\n{blocking}")
