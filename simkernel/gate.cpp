@@ -25,6 +25,17 @@ namespace {
 
 namespace sg4 = simgrid::s4u;
 
+// One line per rank: what it is doing, and for a waiting rank, where.
+std::string describe_ranks()
+{
+    std::string text;
+    for (auto& r : context().registry.ranks()) {
+        text += fmt::format("\n  rank {} (pid {}, {}): {}", r->rank, r->pid, r->node_name, to_string(r->phase));
+        if (r->phase == RankPhase::Waiting && !r->waiting_on.empty()) text += " in " + r->waiting_on;
+    }
+    return text;
+}
+
 uint64_t process_cpu_ns(pid_t pid)
 {
     clockid_t clock;
@@ -130,7 +141,11 @@ void gate_actor()
 
     while (true) {
         ++g_sim_activity;
-        if (g_terminate_requested.load()) ctx.outcome.fail("error", "interrupted by a signal", kExitInterrupted);
+        if (g_terminate_requested.load())
+            ctx.outcome.fail("error",
+                             fmt::format("interrupted by a signal at simulated time {:.9f} s{}",
+                                         sg4::Engine::get_clock(), describe_ranks()),
+                             kExitInterrupted);
         if (ctx.outcome.failed()) return stop_simulation();
 
         bool all_done = true;
@@ -186,13 +201,11 @@ void gate_actor()
         // The simulation is quiet; only the blocked-outside ranks can move things.
         if (outside_since < 0) outside_since = now;
         if (now - outside_since > ctx.config.outside_deadlock_timeout) {
-            std::string text = fmt::format("no progress for {:.0f} s of wall time: every rank waits in the simulation "
-                                           "except ranks blocked outside it:",
-                                           ctx.config.outside_deadlock_timeout);
-            for (auto& r : ctx.registry.ranks())
-                text += fmt::format("\n  rank {} (pid {}): {}{}", r->rank, r->pid, to_string(r->phase),
-                                    r->phase == RankPhase::Waiting ? " in " + r->waiting_on : "");
-            ctx.outcome.fail("deadlock", text, kExitDeadlock);
+            ctx.outcome.fail("deadlock",
+                             fmt::format("no progress for {:.0f} s of wall time: every rank waits in the simulation "
+                                         "except ranks blocked outside it:{}",
+                                         ctx.config.outside_deadlock_timeout, describe_ranks()),
+                             kExitDeadlock);
             continue;
         }
         bell_seen = wait_doorbell(bell, bell_seen, 0.005);
@@ -201,13 +214,10 @@ void gate_actor()
 
 void report_deadlock()
 {
-    Context& ctx = context();
-    std::string text = fmt::format("deadlock at simulated time {:.9f} s: no rank can progress", sg4::Engine::get_clock());
-    for (auto& r : ctx.registry.ranks()) {
-        text += fmt::format("\n  rank {} (pid {}, {}): {}", r->rank, r->pid, r->node_name, to_string(r->phase));
-        if (r->phase == RankPhase::Waiting) text += " in " + r->waiting_on;
-    }
-    ctx.outcome.fail("deadlock", text, kExitDeadlock);
+    context().outcome.fail("deadlock",
+                           fmt::format("deadlock at simulated time {:.9f} s: no rank can progress{}",
+                                       sg4::Engine::get_clock(), describe_ranks()),
+                           kExitDeadlock);
 }
 
 }  // namespace s4bxi::sim

@@ -125,7 +125,22 @@ struct MatchResult {
 };
 
 // Appendix §11.1: the node's NIs in creation order, the PT, the priority list.
+MatchResult match_entry(Nic& nic, Transfer& t);
+
+// What the target NIC decided for an incoming message (--log-level debug).
 MatchResult match(Nic& nic, Transfer& t)
+{
+    MatchResult result = match_entry(nic, t);
+    XBT_DEBUG("node %u: %s from %u:%u to pid %u pt %u bits %#llx, %llu bytes: %s%s%s", nic.nid(),
+              t.kind == MessageType::Get ? "get" : t.kind == MessageType::Put ? "put" : "atomic", t.initiator_nid,
+              t.initiator_pid, t.target_pid, t.pt_index, static_cast<unsigned long long>(t.match_bits),
+              static_cast<unsigned long long>(t.length), result.fail == PTL_NI_OK ? "matched" : "failed",
+              result.entry ? (result.entry->list == PTL_OVERFLOW_LIST ? " (overflow list)" : " (priority list)") : "",
+              result.ni ? fmt::format(" on rank {}", result.ni->owner->rank->rank).c_str() : "");
+    return result;
+}
+
+MatchResult match_entry(Nic& nic, Transfer& t)
 {
     MatchResult result;
     Incoming incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
@@ -347,6 +362,8 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
     if (nic_model().spec().model_pci_commands)
         pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size, trace::Op::PCI_EVENT, nic.nid());
     EventQueue& eq = owner.eqs[index];
+    XBT_DEBUG("rank %d: event %d (ni_fail %d) in eq %#x", owner.rank->rank, static_cast<int>(event.type),
+              static_cast<int>(event.ni_fail_type), eq_handle);
     if (eq.capacity && eq.events.size() >= eq.capacity) {
         eq.dropped = true;
         return;

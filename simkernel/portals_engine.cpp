@@ -358,8 +358,10 @@ int Call::ni_init()
         if (it != g_pids.end() && it->second != &p_) return PTL_PID_IN_USE;
         if (own_pid != PTL_PID_ANY && own_pid != pid) return PTL_ARG_INVALID;
     }
-    management_command();
+    // Reserved before the command's simulated delay, during which another rank of this
+    // node may be choosing its own pid.
     g_pids[{p_.nid, pid}] = &p_;
+    management_command();
     n = NetworkInterface{};
     n.used = true;
     n.index = index;
