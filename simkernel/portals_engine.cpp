@@ -51,8 +51,12 @@ ptl_ni_limits_t default_limits()
     l.max_msg_size = 67108864;
     l.max_atomic_size = 1024;
     l.max_fetch_atomic_size = 64;
-    l.max_waw_ordered_size = 0;
-    l.max_war_ordered_size = 0;
+    // The reference reports 0, but Open MPI's osc/portals4 splits accumulates into pieces
+    // of MIN(max_atomic_size, ordered size) and loops forever on 0. Messages of up to 64 B
+    // between two processes are delivered in order by this model (one TX and one RX per
+    // virtual network, one route), so 64 B is a guarantee it keeps.
+    l.max_waw_ordered_size = 64;
+    l.max_war_ordered_size = 64;
     l.max_volatile_size = 64;
     l.features = PTL_TARGET_BIND_INACCESSIBLE | PTL_TOTAL_DATA_ORDERING | PTL_COHERENT_ATOMICS;
     return l;
@@ -85,8 +89,8 @@ ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
     out.max_msg_size = pick(desired.max_msg_size, caps.max_msg_size);
     out.max_atomic_size = pick(desired.max_atomic_size, caps.max_atomic_size);
     out.max_fetch_atomic_size = pick(desired.max_fetch_atomic_size, caps.max_fetch_atomic_size);
-    out.max_waw_ordered_size = 0;
-    out.max_war_ordered_size = 0;
+    out.max_waw_ordered_size = pick(desired.max_waw_ordered_size, caps.max_waw_ordered_size);
+    out.max_war_ordered_size = pick(desired.max_war_ordered_size, caps.max_war_ordered_size);
     out.max_volatile_size = pick(desired.max_volatile_size, caps.max_volatile_size);
     out.features = desired.features;
     return out;
