@@ -40,7 +40,7 @@ E2eTracker::E2eTracker(Nic& nic, const PlatformSpec& spec) : nic_(nic), spec_(sp
 
 void E2eTracker::start()
 {
-    entries_ = sg4::Semaphore::create(spec_.e2e_entries);
+    for (auto& entries : entries_) entries = sg4::Semaphore::create(spec_.e2e_entries);
     mutex_ = sg4::Mutex::create();
     changed_ = sg4::ConditionVariable::create();
     if (!spec_.e2e) return;
@@ -53,7 +53,7 @@ E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn
     if (!spec_.e2e || message.type == MessageType::E2eAck) return nullptr;
     E2eRecordPtr record = previous;
     if (!record) {
-        entries_->acquire();  // may hold the TX while every entry is in use
+        entries_[static_cast<int>(vn)]->acquire();  // may hold the TX while every entry is in use
         record = std::make_shared<E2eRecord>();
         record->vn = vn;
     }
@@ -68,7 +68,7 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
 {
     if (!record || record->acknowledged) return;
     record->acknowledged = true;
-    entries_->release();
+    entries_[static_cast<int>(record->vn)]->release();
     release_credits(*record);
     changed_->notify_all();
 }

@@ -58,7 +58,10 @@ private:
 
     Nic& nic_;
     const PlatformSpec& spec_;
-    simgrid::s4u::SemaphorePtr entries_;
+    // Entries per virtual network: requests and responses have their own, so that a node
+    // whose requests hold every entry can still answer its peers (with one pool, two
+    // nodes flooding each other wait for each other's responses forever).
+    simgrid::s4u::SemaphorePtr entries_[4];
     simgrid::s4u::MutexPtr mutex_;
     simgrid::s4u::ConditionVariablePtr changed_;
     std::deque<E2eRecordPtr> pending_;  // in deadline order: the timeout is constant

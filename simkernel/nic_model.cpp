@@ -514,6 +514,7 @@ Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
 {
     for (int vn = 0; vn < 4; ++vn) {
         tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
+        e2e_acks_[vn].init(fmt::format("{}_nic_e2e_acks_{}", nid, vn), false);
         rx_[vn] = sg4::Mailbox::by_name(fmt::format("{}_nic_rx_{}", nid, vn));
     }
 }
@@ -531,6 +532,25 @@ void Nic::start()
                                      [this, vn] { rx_loop(vn); });
         rx->daemonize();
         rx_mailbox(vn)->set_receiver(rx);
+    }
+    if (spec_.e2e) {
+        VirtualNetwork vn = VirtualNetwork::ComputeResponse;  // BXI ACKs are responses
+        auto acks = sg4::Actor::create(fmt::format("{}_E2E_ACK{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
+                                       [this, vn] { e2e_ack_loop(vn); });
+        acks->daemonize();
+    }
+}
+
+void Nic::e2e_ack_loop(VirtualNetwork vn)
+{
+    while (true) {
+        Message* ack = e2e_acks_[static_cast<int>(vn)].pop();
+        ++g_sim_activity;
+        try {
+            tx_e2e_ack(ack, vn);
+        } catch (const simgrid::NetworkFailureException&) {
+            XBT_INFO("node %u: a BXI ACK was lost to a link that is down", nid_);
+        }
     }
 }
 
@@ -727,7 +747,8 @@ void Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork re
     }
     auto* ack = new Message{ptl_ack ? MessageType::PtlAck : MessageType::E2eAck, transfer,
                             nic_model().timings().ack_size, nid_, transfer->initiator_nid, transfer->kind};
-    tx_queue(response_vn(request_vn)).push_detached(ack);
+    if (ptl_ack) tx_queue(response_vn(request_vn)).push_detached(ack);
+    else send_e2e_ack(ack, response_vn(request_vn));
 }
 
 void Nic::rx_put(Message* message, VirtualNetwork vn)
@@ -853,7 +874,7 @@ void Nic::rx_response(Message* message)
     if (spec_.e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, message->type};
-        tx_queue(response_vn(t.request_vn)).push_detached(ack);
+        send_e2e_ack(ack, response_vn(t.request_vn));
     }
     if (t.kind == MessageType::FetchAtomic) emit_send(*this, t);
     const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
@@ -871,7 +892,7 @@ void Nic::rx_ptl_ack(Message* message)
     if (spec_.e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, MessageType::PtlAck};
-        tx_queue(response_vn(t.request_vn)).push_detached(ack);
+        send_e2e_ack(ack, response_vn(t.request_vn));
     }
     e2e_.acknowledge(t.request_record);
     if (t.state != TransferState::Created && t.state != TransferState::Received) return;

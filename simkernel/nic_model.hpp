@@ -115,12 +115,16 @@ public:
     const NodeHosts& hosts() const { return hosts_; }
     simgrid::s4u::Host* cpu0() const { return hosts_.cores.front(); }
     CommandQueue& tx_queue(VirtualNetwork vn) { return tx_[static_cast<int>(vn)]; }
+    // BXI ACKs leave through their own lane: behind a response waiting for an E2E entry,
+    // the ACKs that free entries on the peer would wait too (a deadlock between two nodes).
+    void send_e2e_ack(Message* ack, VirtualNetwork vn) { e2e_acks_[static_cast<int>(vn)].push_detached(ack); }
     simgrid::s4u::Mailbox* rx_mailbox(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
     std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
     E2eTracker& e2e() { return e2e_; }
 
 private:
     void tx_loop(VirtualNetwork vn);
+    void e2e_ack_loop(VirtualNetwork vn);
     void rx_loop(VirtualNetwork vn);
 
     void tx_put_like(Message* message, VirtualNetwork vn);
@@ -144,6 +148,7 @@ private:
     NodeHosts hosts_;
     const PlatformSpec& spec_;
     CommandQueue tx_[4];
+    CommandQueue e2e_acks_[4];
     simgrid::s4u::Mailbox* rx_[4] = {};
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;

@@ -1,0 +1,74 @@
+/* Two ranks on two nodes flood each other with acknowledged puts, far more than the NICs
+ * have E2E entries (run with --set nic.e2e_entries=4). Each node's requests take every
+ * entry; the Portals ACKs that would free them are responses, which need entries too.
+ * The run must end, every put acknowledged and received. Exit status 0 on success. */
+#define _POSIX_C_SOURCE 200809L
+#include <portals4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define PID 44
+#define PT 0
+#define PUTS 200
+
+#define CHECK(call)                                                                          \
+    do {                                                                                     \
+        int rc_ = (call);                                                                    \
+        if (rc_ != PTL_OK) {                                                                 \
+            fprintf(stderr, "cross_flood: %s failed with %d (line %d)\n", #call, rc_, __LINE__); \
+            exit(2);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+int main(void)
+{
+    static char target[64], source[64];
+    ptl_handle_ni_t ni;
+    CHECK(PtlInit());
+    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
+    ptl_process_t me, peer;
+    CHECK(PtlGetPhysId(ni, &me));
+    peer.phys.nid = me.phys.nid ^ 1;
+    peer.phys.pid = PID;
+    ptl_handle_eq_t eq;
+    CHECK(PtlEQAlloc(ni, 4 * PUTS, &eq));
+    ptl_pt_index_t pt;
+    CHECK(PtlPTAlloc(ni, 0, eq, PT, &pt));
+    ptl_me_t entry = {0};
+    entry.start = target;
+    entry.length = sizeof target;
+    entry.ct_handle = PTL_CT_NONE;
+    entry.uid = PTL_UID_ANY;
+    entry.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
+    entry.match_id.phys.nid = PTL_NID_ANY;
+    entry.match_id.phys.pid = PTL_PID_ANY;
+    ptl_handle_me_t me_handle;
+    CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
+    ptl_md_t descriptor = {source, sizeof source, PTL_MD_EVENT_SEND_DISABLE, eq, PTL_CT_NONE};
+    ptl_handle_md_t md;
+    CHECK(PtlMDBind(ni, &descriptor, &md));
+
+    /* Both entries exist before either rank sends. */
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+    for (int i = 0; i < PUTS; ++i) CHECK(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, PT, 0, 0, NULL, 0));
+    int acks = 0, puts = 0;
+    while (acks < PUTS || puts < PUTS) {
+        ptl_event_t event;
+        CHECK(PtlEQWait(eq, &event));
+        if (event.ni_fail_type != PTL_NI_OK) {
+            fprintf(stderr, "cross_flood: event %d failed with %d\n", event.type, event.ni_fail_type);
+            return 3;
+        }
+        if (event.type == PTL_EVENT_ACK) ++acks;
+        else if (event.type == PTL_EVENT_PUT) ++puts;
+    }
+    CHECK(PtlMDRelease(md));
+    CHECK(PtlMEUnlink(me_handle));
+    CHECK(PtlPTFree(ni, pt));
+    CHECK(PtlEQFree(eq));
+    CHECK(PtlNIFini(ni));
+    PtlFini();
+    return 0;
+}
