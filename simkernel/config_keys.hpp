@@ -36,10 +36,16 @@ struct Key {
     bool env_inverted = false;  // the variable means the opposite (S4BXI_E2E_OFF)
     std::string_view choices = {};
     std::string_view help = {};
+    std::string_view range_reason = {};  // why the range is what it is, for error messages
 };
 
 inline constexpr double kCount32 = 4294967295.0;
+inline constexpr double kInt = 2147483647.0;  // the counts of ptl_ni_limits_t are ints
 inline constexpr double kNoMax = 0;
+
+inline constexpr std::string_view kPtIndexReason = "Open MPI uses portal table indices up to 16";
+inline constexpr std::string_view kIovecsReason = "the NIC reads at most 1048576 entries of an I/O vector";
+inline constexpr std::string_view kOpenMpiSizeReason = "Open MPI loops forever on a limit of 0 B";
 
 // The order is the order of --print-config and of docs/model.md.
 inline constexpr Key kKeys[] = {
@@ -132,6 +138,67 @@ inline constexpr Key kKeys[] = {
     {"nic.timings.e2e_context_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_E2E_CONTEXT_SIZE", false, {},
      "B, early SEND up to this size"},
 
+    {"nic.limits.max_entries", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_ENTRIES", false, {},
+     "default: list entries (MEs and LEs) of a process"},
+    {"nic.limits.max_unexpected_headers", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_UNEXPECTED_HEADERS",
+     false, {}, "default: unexpected headers (reported only)"},
+    {"nic.limits.max_mds", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_MDS", false, {},
+     "default: memory descriptors"},
+    {"nic.limits.max_cts", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_CTS", false, {},
+     "default: counting events"},
+    {"nic.limits.max_eqs", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_EQS", false, {}, "default: event queues"},
+    {"nic.limits.max_pt_index", Type::Count, 16, 255, false, "S4BXI_NIC_LIMITS_MAX_PT_INDEX", false, {},
+     "default: highest portal table index", kPtIndexReason},
+    {"nic.limits.max_iovecs", Type::Count, 0, 1 << 20, false, "S4BXI_NIC_LIMITS_MAX_IOVECS", false, {},
+     "default: entries of an I/O vector", kIovecsReason},
+    {"nic.limits.max_list_size", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_LIST_SIZE", false, {},
+     "default: entries on the lists of one portal table entry"},
+    {"nic.limits.max_triggered_ops", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMITS_MAX_TRIGGERED_OPS", false, {},
+     "default: triggered operations pending"},
+    {"nic.limits.max_msg_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMITS_MAX_MSG_SIZE", false, {},
+     "default: B, largest message", kOpenMpiSizeReason},
+    {"nic.limits.max_atomic_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMITS_MAX_ATOMIC_SIZE", false, {},
+     "default: B, largest atomic operation", kOpenMpiSizeReason},
+    {"nic.limits.max_fetch_atomic_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMITS_MAX_FETCH_ATOMIC_SIZE",
+     false, {}, "default: B, largest fetching atomic or swap", kOpenMpiSizeReason},
+    {"nic.limits.max_waw_ordered_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMITS_MAX_WAW_ORDERED_SIZE",
+     false, {}, "default: B, write-after-write ordering guaranteed up to this size", kOpenMpiSizeReason},
+    {"nic.limits.max_war_ordered_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMITS_MAX_WAR_ORDERED_SIZE",
+     false, {}, "default: B, write-after-read ordering guaranteed up to this size", kOpenMpiSizeReason},
+    {"nic.limits.max_volatile_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_LIMITS_MAX_VOLATILE_SIZE", false, {},
+     "default: B, largest payload of a PTL_MD_VOLATILE MD (reported only)"},
+
+    {"nic.limit_caps.max_entries", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMIT_CAPS_MAX_ENTRIES", false, {},
+     "cap: list entries (MEs and LEs) of a process"},
+    {"nic.limit_caps.max_unexpected_headers", Type::Count, 0, kInt, false,
+     "S4BXI_NIC_LIMIT_CAPS_MAX_UNEXPECTED_HEADERS", false, {}, "cap: unexpected headers (reported only)"},
+    {"nic.limit_caps.max_mds", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMIT_CAPS_MAX_MDS", false, {},
+     "cap: memory descriptors"},
+    {"nic.limit_caps.max_cts", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMIT_CAPS_MAX_CTS", false, {},
+     "cap: counting events"},
+    {"nic.limit_caps.max_eqs", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMIT_CAPS_MAX_EQS", false, {},
+     "cap: event queues"},
+    {"nic.limit_caps.max_pt_index", Type::Count, 16, 255, false, "S4BXI_NIC_LIMIT_CAPS_MAX_PT_INDEX", false, {},
+     "cap: highest portal table index", kPtIndexReason},
+    {"nic.limit_caps.max_iovecs", Type::Count, 0, 1 << 20, false, "S4BXI_NIC_LIMIT_CAPS_MAX_IOVECS", false, {},
+     "cap: entries of an I/O vector", kIovecsReason},
+    {"nic.limit_caps.max_list_size", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMIT_CAPS_MAX_LIST_SIZE", false, {},
+     "cap: entries on the lists of one portal table entry"},
+    {"nic.limit_caps.max_triggered_ops", Type::Count, 0, kInt, false, "S4BXI_NIC_LIMIT_CAPS_MAX_TRIGGERED_OPS",
+     false, {}, "cap: triggered operations pending"},
+    {"nic.limit_caps.max_msg_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMIT_CAPS_MAX_MSG_SIZE", false, {},
+     "cap: B, largest message", kOpenMpiSizeReason},
+    {"nic.limit_caps.max_atomic_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMIT_CAPS_MAX_ATOMIC_SIZE", false, {},
+     "cap: B, largest atomic operation", kOpenMpiSizeReason},
+    {"nic.limit_caps.max_fetch_atomic_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMIT_CAPS_MAX_FETCH_ATOMIC_SIZE",
+     false, {}, "cap: B, largest fetching atomic or swap", kOpenMpiSizeReason},
+    {"nic.limit_caps.max_waw_ordered_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMIT_CAPS_MAX_WAW_ORDERED_SIZE",
+     false, {}, "cap: B, write-after-write ordering guaranteed up to this size", kOpenMpiSizeReason},
+    {"nic.limit_caps.max_war_ordered_size", Type::Size, 1, kNoMax, false, "S4BXI_NIC_LIMIT_CAPS_MAX_WAR_ORDERED_SIZE",
+     false, {}, "cap: B, write-after-read ordering guaranteed up to this size", kOpenMpiSizeReason},
+    {"nic.limit_caps.max_volatile_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_LIMIT_CAPS_MAX_VOLATILE_SIZE",
+     false, {}, "cap: B, largest payload of a PTL_MD_VOLATILE MD (reported only)"},
+
     {"trace.folder", Type::Text, 0, 0, false, "S4BXI_LOG_FOLDER", false, {},
      "directory of the CSV traces (empty or /dev/null: no trace)"},
     {"trace.computation", Type::Bool, 0, 0, false, "S4BXI_LOG_COMPUTATION", false, {}, "also trace COMPUTE rows"},
@@ -169,9 +236,10 @@ inline std::string describe_range(const Key& k)
         std::snprintf(buffer, sizeof buffer, "%.15g", v);
         return std::string(buffer);
     };
-    std::string lower = (k.min_exclusive ? "> " : ">= ") + number(k.min);
-    if (k.max != kNoMax) return lower + " and <= " + number(k.max);
-    return lower;
+    std::string range = (k.min_exclusive ? "> " : ">= ") + number(k.min);
+    if (k.max != kNoMax) range += " and <= " + number(k.max);
+    if (!k.range_reason.empty()) range += ": " + std::string(k.range_reason);
+    return range;
 }
 
 // Whole-string unsigned integer, or nothing.

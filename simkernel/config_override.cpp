@@ -69,6 +69,16 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "trace.folder") return &s.trace_folder;
     if (key == "trace.computation") return &s.trace_computation;
     // clang-format on
+    // [nic.limits] and [nic.limit_caps]: one key per field of NiLimits
+    using Table = std::pair<std::string_view, NiLimits*>;
+    for (auto [prefix, limits] : {Table{"nic.limits.", &s.ni_limits}, Table{"nic.limit_caps.", &s.ni_limit_caps}}) {
+        if (!key.starts_with(prefix)) continue;
+        FieldRef field;
+        for_each_ni_limit([&](std::string_view name, auto& value) {
+            if (key.substr(prefix.size()) == name) field = &value;
+        }, *limits);
+        return field;
+    }
     return std::monostate{};
 }
 

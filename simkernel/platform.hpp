@@ -33,6 +33,54 @@ struct NicTimings {
     uint64_t e2e_context_size = 64;             // early SEND for payloads up to this size
 };
 
+// The limits PtlNIInit reports (docs/model.md "NI limits"): every field of ptl_ni_limits_t
+// but `features`, counts then sizes in bytes. A PlatformSpec holds two: the defaults,
+// reported when PtlNIInit is given no desired limits, and the caps, the most a desired
+// limit gets (a desired 0 gets the cap). The defaults here are the reference's.
+struct NiLimits {
+    uint32_t max_entries = 4080;
+    uint32_t max_unexpected_headers = 16319;
+    uint32_t max_mds = 1024;
+    uint32_t max_cts = 1024;
+    uint32_t max_eqs = 960;
+    uint32_t max_pt_index = 255;
+    uint32_t max_iovecs = 16384;  // the reference has no iovecs (0)
+    uint32_t max_list_size = 16582;
+    uint32_t max_triggered_ops = 16378;
+    uint64_t max_msg_size = 67108864;
+    uint64_t max_atomic_size = 1024;
+    uint64_t max_fetch_atomic_size = 64;
+    // The reference reports 0, but Open MPI's osc/portals4 splits accumulates into pieces
+    // of MIN(max_atomic_size, ordered size) and loops forever on 0. Messages of up to 64 B
+    // between two processes are delivered in order by this model (one TX and one RX per
+    // virtual network, one route), so 64 B is a guarantee it keeps.
+    uint64_t max_waw_ordered_size = 64;
+    uint64_t max_war_ordered_size = 64;
+    uint64_t max_volatile_size = 64;
+};
+
+// Calls visit(name, l.field...) for every limit, with the same field of each of `l` (any
+// structs with the fields of NiLimits: NiLimits, ptl_ni_limits_t).
+template <class Visit, class... Limits>
+void for_each_ni_limit(Visit&& visit, Limits&... l)
+{
+    visit("max_entries", l.max_entries...);
+    visit("max_unexpected_headers", l.max_unexpected_headers...);
+    visit("max_mds", l.max_mds...);
+    visit("max_cts", l.max_cts...);
+    visit("max_eqs", l.max_eqs...);
+    visit("max_pt_index", l.max_pt_index...);
+    visit("max_iovecs", l.max_iovecs...);
+    visit("max_list_size", l.max_list_size...);
+    visit("max_triggered_ops", l.max_triggered_ops...);
+    visit("max_msg_size", l.max_msg_size...);
+    visit("max_atomic_size", l.max_atomic_size...);
+    visit("max_fetch_atomic_size", l.max_fetch_atomic_size...);
+    visit("max_waw_ordered_size", l.max_waw_ordered_size...);
+    visit("max_war_ordered_size", l.max_war_ordered_size...);
+    visit("max_volatile_size", l.max_volatile_size...);
+}
+
 // A link turned off at `off` and back on at `on` (simulated seconds; on < 0: never).
 struct LinkFailure {
     std::string link;    // nodeN_BXI, nodeN_PCI or nodeN_PCI_FAT
@@ -75,6 +123,10 @@ struct PlatformSpec {
     uint32_t max_inflight_to_process = 0;
     bool quick_acks = false;  // appendix §7.2
     NicTimings timings;
+    // [nic.limits] and [nic.limit_caps]: what PtlNIInit reports (appendix §4.3)
+    NiLimits ni_limits;
+    NiLimits ni_limit_caps{
+        .max_entries = 16319, .max_mds = 8191, .max_cts = 2047, .max_eqs = 2046, .max_list_size = 65535};
     std::vector<LinkFailure> failures;
     // CSV traces (appendix §10): empty or "/dev/null" = off
     std::string trace_folder;

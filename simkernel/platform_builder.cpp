@@ -362,6 +362,17 @@ void finalize_platform(PlatformSpec& spec)
         }
     }
 
+    // PtlNIInit without desired limits reports the defaults; with them, at most the caps.
+    for_each_ni_limit(
+        [&spec](std::string_view name, uint64_t value, uint64_t cap) {
+            if (value <= cap) return;
+            std::string key = fmt::format("nic.limits.{}", name), cap_key = fmt::format("nic.limit_caps.{}", name);
+            invalid(spec, key,
+                    fmt::format("{} = {} is larger than its cap, {} = {} ({} from {})", key, value, cap_key, cap,
+                                cap_key, origin_of(spec, cap_key)));
+        },
+        spec.ni_limits, spec.ni_limit_caps);
+
     if (!spec.nids.empty()) {
         if (spec.nids.size() != spec.nodes)
             invalid(spec, "platform.nids",

@@ -35,63 +35,31 @@ constexpr uint32_t kFirstAutomaticPid = 2048;
 std::vector<std::unique_ptr<RankPortals>> g_portals;
 std::map<std::pair<uint32_t, uint32_t>, RankPortals*> g_pids;  // (nid, pid) -> owner
 
-// Appendix §4.3: defaults when nothing is asked, caps otherwise.
-ptl_ni_limits_t default_limits()
+// Appendix §4.3: defaults when nothing is asked, caps otherwise (a desired 0 gets the cap).
+// Both are parameters of the platform: nic.limits.* and nic.limit_caps.* (NiLimits).
+ptl_ni_limits_t reported(const NiLimits& limits)
 {
     ptl_ni_limits_t l{};
-    l.max_entries = 4080;
-    l.max_unexpected_headers = 16319;
-    l.max_mds = 1024;
-    l.max_cts = 1024;
-    l.max_eqs = 960;
-    l.max_pt_index = 255;
-    l.max_iovecs = 16384;
-    l.max_list_size = 16582;
-    l.max_triggered_ops = 16378;
-    l.max_msg_size = 67108864;
-    l.max_atomic_size = 1024;
-    l.max_fetch_atomic_size = 64;
-    // The reference reports 0, but Open MPI's osc/portals4 splits accumulates into pieces
-    // of MIN(max_atomic_size, ordered size) and loops forever on 0. Messages of up to 64 B
-    // between two processes are delivered in order by this model (one TX and one RX per
-    // virtual network, one route), so 64 B is a guarantee it keeps.
-    l.max_waw_ordered_size = 64;
-    l.max_war_ordered_size = 64;
-    l.max_volatile_size = 64;
+    for_each_ni_limit([](const char*, auto& out, auto value) { out = static_cast<std::decay_t<decltype(out)>>(value); },
+                      l, limits);
     l.features = PTL_TARGET_BIND_INACCESSIBLE | PTL_TOTAL_DATA_ORDERING | PTL_COHERENT_ATOMICS;
     return l;
 }
 
+ptl_ni_limits_t default_limits()
+{
+    return reported(nic_model().spec().ni_limits);
+}
+
 ptl_ni_limits_t limit_caps()
 {
-    ptl_ni_limits_t l = default_limits();
-    l.max_entries = 16319;
-    l.max_mds = 8191;
-    l.max_cts = 2047;
-    l.max_eqs = 2046;
-    l.max_list_size = 65535;
-    return l;
+    return reported(nic_model().spec().ni_limit_caps);
 }
 
 ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
 {
-    ptl_ni_limits_t caps = limit_caps(), out{};
-    auto pick = [](auto want, auto cap) { return want > 0 && want < cap ? want : cap; };
-    out.max_entries = pick(desired.max_entries, caps.max_entries);
-    out.max_unexpected_headers = pick(desired.max_unexpected_headers, caps.max_unexpected_headers);
-    out.max_mds = pick(desired.max_mds, caps.max_mds);
-    out.max_cts = pick(desired.max_cts, caps.max_cts);
-    out.max_eqs = pick(desired.max_eqs, caps.max_eqs);
-    out.max_pt_index = pick(desired.max_pt_index, caps.max_pt_index);
-    out.max_iovecs = pick(desired.max_iovecs, caps.max_iovecs);
-    out.max_list_size = pick(desired.max_list_size, caps.max_list_size);
-    out.max_triggered_ops = pick(desired.max_triggered_ops, caps.max_triggered_ops);
-    out.max_msg_size = pick(desired.max_msg_size, caps.max_msg_size);
-    out.max_atomic_size = pick(desired.max_atomic_size, caps.max_atomic_size);
-    out.max_fetch_atomic_size = pick(desired.max_fetch_atomic_size, caps.max_fetch_atomic_size);
-    out.max_waw_ordered_size = pick(desired.max_waw_ordered_size, caps.max_waw_ordered_size);
-    out.max_war_ordered_size = pick(desired.max_war_ordered_size, caps.max_war_ordered_size);
-    out.max_volatile_size = pick(desired.max_volatile_size, caps.max_volatile_size);
+    ptl_ni_limits_t out = limit_caps();
+    for_each_ni_limit([](const char*, auto& cap, auto want) { if (want > 0 && want < cap) cap = want; }, out, desired);
     out.features = desired.features;
     return out;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Integration cases of the platform and configuration: --print-config and the precedence
 of --set over S4BXI_* over the platform file over the defaults, bad values, runs on every
-shipped platform file and on a plugin, traces.
+shipped platform file and on a plugin, traces, the NI limits.
 
-usage: platform_cases.py LAUNCHER PINGPONG PLUGIN CASE
+usage: platform_cases.py LAUNCHER PINGPONG PLUGIN PRINT_LIMITS CASE
 """
 
 import os
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-LAUNCHER, PINGPONG, PLUGIN, CASE = sys.argv[1:5]
+LAUNCHER, PINGPONG, PLUGIN, PRINT_LIMITS, CASE = sys.argv[1:6]
 HERE = Path(__file__).resolve().parent
 PLATFORMS = HERE.parents[2] / "platforms"
 SHIPPED = ["default", "quito", "fat_tree_64", "dragonfly_example", "torus_example"]
@@ -183,6 +183,88 @@ def case_trace():
         off = Path(tmp) / "off"
         pingpong([], env={"S4BXI_LOG_FOLDER": "/dev/null"})
         check(not off.exists(), "/dev/null means no trace")
+
+
+# The built-in NI limits (default, cap): the reference simulator's, but for max_iovecs (0
+# there: it has no I/O vectors) and the ordered sizes (0 there, on which Open MPI loops).
+REFERENCE_LIMITS = {
+    "max_entries": (4080, 16319), "max_unexpected_headers": (16319, 16319), "max_mds": (1024, 8191),
+    "max_cts": (1024, 2047), "max_eqs": (960, 2046), "max_pt_index": (255, 255), "max_iovecs": (16384, 16384),
+    "max_list_size": (16582, 65535), "max_triggered_ops": (16378, 16378), "max_msg_size": (67108864, 67108864),
+    "max_atomic_size": (1024, 1024), "max_fetch_atomic_size": (64, 64), "max_waw_ordered_size": (64, 64),
+    "max_war_ordered_size": (64, 64), "max_volatile_size": (64, 64),
+}
+
+
+def ni_limits(platform_args, env=None):
+    """{"default" | "caps" | "desired100" | "enforced": {name: value}} as print_limits prints them."""
+    run = launch(["-q", "-n", "1", "--cpu-model", "zero", *platform_args, PRINT_LIMITS], env=env)
+    check(run.returncode == 0, f"print_limits failed:\n{run.text}")
+    reported = {}
+    for line in run.stdout.splitlines():
+        what, *pairs = line.split()
+        reported[what] = {name: int(value) for name, value in (pair.split("=") for pair in pairs)}
+    check(sorted(reported) == ["caps", "default", "desired100", "enforced"], f"unexpected output:\n{run.text}")
+    return reported
+
+
+def case_ni_limits():
+    # The built-in values: the reference's defaults without desired limits, the caps with
+    # desired limits of 0, min(desired, cap) otherwise.
+    reported = ni_limits([])
+    for name, (default, cap) in REFERENCE_LIMITS.items():
+        check(reported["default"][name] == default, f"default {name}: {reported['default'][name]} != {default}")
+        check(reported["caps"][name] == cap, f"cap {name}: {reported['caps'][name]} != {cap}")
+        check(reported["desired100"][name] == min(100, cap), f"desired 100 {name}: {reported['desired100'][name]}")
+    check(reported["default"]["features"] == 7, "features: bind inaccessible, total data ordering, coherent atomics")
+    check(reported["enforced"] == {"highest_pt_index": 255, "eqs": 64}, f"enforced: {reported['enforced']}")
+
+    # [nic.limits] and [nic.limit_caps] in the platform file, then the environment and --set.
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as platform:
+        platform.write("[nic.limits]\nmax_entries = 100\nmax_pt_index = 31\nmax_mds = 40\nmax_msg_size = 4096\n"
+                       "max_iovecs = 8\n[nic.limit_caps]\nmax_mds = 50\nmax_msg_size = 65536\nmax_iovecs = 16\n")
+        platform.flush()
+        reported = ni_limits(["--platform", platform.name, "--set", "nic.limits.max_cts=7"],
+                             env={"S4BXI_NIC_LIMITS_MAX_EQS": "9", "S4BXI_NIC_LIMIT_CAPS_MAX_PT_INDEX": "63"})
+    expected = {"max_entries": (100, 16319, 100), "max_pt_index": (31, 63, 63), "max_mds": (40, 50, 50),
+                "max_msg_size": (4096, 65536, 100), "max_iovecs": (8, 16, 16), "max_cts": (7, 2047, 100),
+                "max_eqs": (9, 2046, 100), "max_atomic_size": (1024, 1024, 100)}
+    for name, values in expected.items():
+        got = tuple(reported[what][name] for what in ("default", "caps", "desired100"))
+        check(got == values, f"{name}: reported (default, cap, desired 100) {got}, expected {values}")
+    # The NI enforces what it reported.
+    check(reported["enforced"] == {"highest_pt_index": 31, "eqs": 9}, f"enforced: {reported['enforced']}")
+
+
+def case_bad_ni_limits():
+    def platform_file(text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".toml")
+        f.write(text)
+        f.flush()
+        return f
+
+    # A default above its cap: the server names both keys, their values and the file.
+    with platform_file("[nic.limits]\nmax_mds = 9000\n") as f:
+        expect_error(launch(["-n", "1", "--platform", f.name, PRINT_LIMITS]), 13, f.name, "nic.limits.max_mds = 9000",
+                     "nic.limit_caps.max_mds = 8191", "cap")
+    with platform_file("[nic.limit_caps]\nmax_eqs = 100\n") as f:
+        expect_error(launch(["--print-config", "--platform", f.name]), 13, f"platform file {f.name}:2",
+                     "nic.limits.max_eqs = 960", "nic.limit_caps.max_eqs = 100")
+    expect_error(launch(["--print-config", "--set", "nic.limits.max_triggered_ops=20000"]), 13,
+                 "nic.limits.max_triggered_ops = 20000", "nic.limit_caps.max_triggered_ops = 16378", "--set")
+    # Values Open MPI cannot work with.
+    with platform_file("[nic.limits]\nmax_pt_index = 8\n") as f:
+        expect_error(launch(["-n", "1", "--platform", f.name, PRINT_LIMITS]), 13, f"{f.name}:2",
+                     "nic.limits.max_pt_index", "8", ">= 16", "Open MPI")
+    for key in ["nic.limits.max_msg_size", "nic.limit_caps.max_waw_ordered_size"]:
+        table, name = key.rsplit(".", 1)
+        with platform_file(f"[{table}]\n{name} = 0\n") as f:
+            expect_error(launch(["--print-config", "--platform", f.name]), 13, f.name, key, ">= 1", "Open MPI")
+    # The same values given as text are refused by the launcher before anything starts.
+    expect_error(launch(["--print-config", "--set", "nic.limit_caps.max_pt_index=8"]), 2,
+                 "nic.limit_caps.max_pt_index", "'8'", "Open MPI")
+    expect_error(launch(["-n", "1", PRINT_LIMITS], env={"S4BXI_NIC_LIMITS_MAX_ATOMIC_SIZE": "0"}), 2,
+                 "S4BXI_NIC_LIMITS_MAX_ATOMIC_SIZE", "Open MPI")
 
 
 CASES = {name[5:].replace("_", "-"): f for name, f in globals().items() if name.startswith("case_")}

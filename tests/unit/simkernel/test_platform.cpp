@@ -41,6 +41,9 @@ TEST_CASE("bad platform files are errors naming file, key and value")
 // ---------------------------------------------------------------------------------------
 // Every knob of the model in the platform file, the overrides and their precedence.
 
+#include <fmt/format.h>
+
+#include <cctype>
 #include <fstream>
 
 #include "config_keys.hpp"
@@ -154,6 +157,104 @@ e2e_context_size = 128
     CHECK(t.e2e_context_size == 128);
     CHECK(spec.origins.at("nic.timings.event_size") == "platform file knobs.toml:25");
     CHECK(spec.origins.at("platform.nodes") == "default");
+}
+
+TEST_CASE("NI limits: the reference's defaults and caps, one key and one variable each")
+{
+    PlatformSpec spec = default_platform();
+    const NiLimits& d = spec.ni_limits;
+    const NiLimits& c = spec.ni_limit_caps;
+    CHECK((d.max_entries == 4080 && c.max_entries == 16319));
+    CHECK((d.max_unexpected_headers == 16319 && c.max_unexpected_headers == 16319));
+    CHECK((d.max_mds == 1024 && c.max_mds == 8191));
+    CHECK((d.max_cts == 1024 && c.max_cts == 2047));
+    CHECK((d.max_eqs == 960 && c.max_eqs == 2046));
+    CHECK((d.max_pt_index == 255 && c.max_pt_index == 255));
+    CHECK((d.max_iovecs == 16384 && c.max_iovecs == 16384));
+    CHECK((d.max_list_size == 16582 && c.max_list_size == 65535));
+    CHECK((d.max_triggered_ops == 16378 && c.max_triggered_ops == 16378));
+    CHECK((d.max_msg_size == 67108864 && c.max_msg_size == 67108864));
+    CHECK((d.max_atomic_size == 1024 && c.max_atomic_size == 1024));
+    CHECK((d.max_fetch_atomic_size == 64 && c.max_fetch_atomic_size == 64));
+    CHECK((d.max_waw_ordered_size == 64 && c.max_waw_ordered_size == 64));
+    CHECK((d.max_war_ordered_size == 64 && c.max_war_ordered_size == 64));
+    CHECK((d.max_volatile_size == 64 && c.max_volatile_size == 64));
+    int limits = 0;
+    for_each_ni_limit(
+        [&](std::string_view name, auto&) {
+            ++limits;
+            const config::Key* keys[2] = {};
+            for (int i = 0; i < 2; ++i) {
+                std::string key = std::string(i == 0 ? "nic.limits." : "nic.limit_caps.") + std::string(name);
+                INFO(key);
+                keys[i] = config::find_key(key);
+                REQUIRE(keys[i]);
+                std::string env = key;
+                for (char& ch : env) ch = ch == '.' ? '_' : static_cast<char>(std::toupper(ch));
+                CHECK(keys[i]->env == "S4BXI_" + env);
+            }
+            // A default and its cap take the same values.
+            INFO(name);
+            CHECK(keys[0]->type == keys[1]->type);
+            CHECK(keys[0]->min == keys[1]->min);
+            CHECK(keys[0]->max == keys[1]->max);
+            CHECK(keys[0]->range_reason == keys[1]->range_reason);
+        },
+        spec.ni_limits);
+    CHECK(limits == 15);
+}
+
+TEST_CASE("NI limits are read from [nic.limits] and [nic.limit_caps] and overridden like any key")
+{
+    PlatformSpec spec = parse_platform("[nic.limits]\nmax_entries = 100\nmax_pt_index = 31\nmax_msg_size = 4096\n"
+                                       "[nic.limit_caps]\nmax_entries = 200\nmax_iovecs = 20000\n",
+                                       "limits.toml");
+    CHECK(spec.ni_limits.max_entries == 100);
+    CHECK(spec.ni_limits.max_pt_index == 31);
+    CHECK(spec.ni_limits.max_msg_size == 4096);
+    CHECK(spec.ni_limit_caps.max_entries == 200);
+    CHECK(spec.ni_limit_caps.max_iovecs == 20000);
+    CHECK(spec.ni_limit_caps.max_mds == 8191);
+    CHECK(spec.origins.at("nic.limit_caps.max_iovecs") == "platform file limits.toml:7");
+    apply_overrides(spec, with({{"S4BXI_NIC_LIMITS_MAX_CTS", "5"}}, {"nic.limit_caps.max_msg_size=8192"}));
+    CHECK(spec.ni_limits.max_cts == 5);
+    CHECK(spec.ni_limit_caps.max_msg_size == 8192);
+    std::string printed = format_config(spec);
+    CHECK_THAT(printed, Contains("nic.limits.max_cts = 5") && Contains("# environment S4BXI_NIC_LIMITS_MAX_CTS"));
+    CHECK_THAT(printed, Contains("nic.limit_caps.max_msg_size = 8192") && Contains("nic.limits.max_eqs = 960"));
+    PlatformSpec again = parse_platform(printed, "again.toml");
+    CHECK(again.ni_limits.max_pt_index == 31);
+    CHECK(again.ni_limit_caps.max_msg_size == 8192);
+}
+
+TEST_CASE("impossible NI limits are errors naming file, key and value")
+{
+    // A default above its cap names both keys, both values and where they come from.
+    CHECK_THROWS_WITH(parse_platform("[nic.limits]\nmax_mds = 9000\n", "a.toml"),
+                      Contains("a.toml") && Contains("nic.limits.max_mds = 9000") &&
+                          Contains("nic.limit_caps.max_mds = 8191") && Contains("platform file a.toml:2"));
+    CHECK_THROWS_WITH(parse_platform("[nic.limit_caps]\nmax_entries = 100\n", "b.toml"),
+                      Contains("nic.limits.max_entries = 4080") && Contains("nic.limit_caps.max_entries = 100") &&
+                          Contains("b.toml:2"));
+    PlatformSpec spec = default_platform();
+    CHECK_THROWS_WITH(apply_overrides(spec, with({}, {"nic.limits.max_list_size=70000"})),
+                      Contains("nic.limits.max_list_size = 70000") && Contains("--set"));
+    // What Open MPI cannot work with.
+    CHECK_THROWS_WITH(parse_platform("[nic.limits]\nmax_pt_index = 8\n", "c.toml"),
+                      Contains("c.toml:2") && Contains("nic.limits.max_pt_index") && Contains("8") &&
+                          Contains(">= 16 and <= 255") && Contains("Open MPI"));
+    CHECK_THROWS_WITH(parse_platform("[nic.limit_caps]\nmax_pt_index = 256\n", "d.toml"), Contains("<= 255"));
+    for (const char* key : {"max_msg_size", "max_atomic_size", "max_fetch_atomic_size", "max_waw_ordered_size",
+                            "max_war_ordered_size"})
+        for (const char* table : {"limits", "limit_caps"}) {
+            INFO(table << "." << key);
+            CHECK_THROWS_WITH(parse_platform(fmt::format("[nic.{}]\n{} = 0\n", table, key), "e.toml"),
+                              Contains(fmt::format("nic.{}.{}", table, key)) && Contains(">= 1") && Contains("Open MPI"));
+        }
+    CHECK_THROWS_WITH(apply_overrides(spec, with({{"S4BXI_NIC_LIMIT_CAPS_MAX_PT_INDEX", "8"}})),
+                      Contains("S4BXI_NIC_LIMIT_CAPS_MAX_PT_INDEX") && Contains("Open MPI"));
+    CHECK_THROWS_WITH(parse_platform("[nic.limits]\nmax_iovecs = 2000000\n", "f.toml"), Contains("1048576"));
+    CHECK_THROWS_WITH(parse_platform("[nic.limits]\nmax_eqs = 3000000000\n", "g.toml"), Contains("2147483647"));
 }
 
 TEST_CASE("knob errors name file, line, key and value")
