@@ -354,6 +354,16 @@ VirtualNetwork response_vn(VirtualNetwork request_vn)
                : VirtualNetwork::ComputeResponse;
 }
 
+namespace {
+
+void note_arrival(RankPortals& owner, double visible_at)
+{
+    ++owner.arrivals;
+    owner.last_arrival_visible_at = visible_at;
+}
+
+}  // namespace
+
 void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_event_t& event)
 {
     if (eq_handle == PTL_EQ_NONE) return;
@@ -370,6 +380,7 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
     }
     double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
     eq.events.push_back({visible, event});
+    note_arrival(owner, visible);
     owner.activity->notify_all();
 }
 
@@ -405,6 +416,7 @@ void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint6
     if (!c) return;
     c->value.success += success;
     c->value.failure += failure;
+    note_arrival(owner, sg4::Engine::get_clock());
     owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
 }
@@ -414,6 +426,7 @@ void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
     Counter* c = counter(owner, ct_handle);
     if (!c) return;
     c->value = value;
+    note_arrival(owner, sg4::Engine::get_clock());
     owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
 }

@@ -30,6 +30,11 @@ namespace {
 constexpr double kPollQuantumStart = 5e-7;
 constexpr double kPollQuantumGrowth = 4.0;
 constexpr double kPollQuantumMax = 1e-4;
+// Past the maximum, a step is this fraction of the time the rank has already spent polling
+// in vain: a wait of any length costs a few tens of requests (the wall time of a blocked
+// MPI_Recv does not grow with its simulated length), and progress made outside Portals is
+// seen late by at most this fraction of the wait.
+constexpr double kPollIdleFraction = 0.25;
 constexpr uint32_t kFirstAutomaticPid = 2048;
 
 std::vector<std::unique_ptr<RankPortals>> g_portals;
@@ -183,13 +188,46 @@ private:
         return true;
     }
 
+    // The fast-forward of an empty poll: until `deadline`, or until something arrives for
+    // the rank in any queue (the polling loop would notice it on its next round).
+    struct EmptyPoll {
+        double deadline;
+        uint64_t arrivals;
+    };
+
+    EmptyPoll begin_empty_poll()
+    {
+        double now = sg4::Engine::get_clock();
+        if (p_.idle_since < 0) p_.idle_since = now;
+        double step = std::max(p_.poll_quantum, kPollIdleFraction * (now - p_.idle_since));
+        return {now + step, p_.arrivals};
+    }
+
+    // True when something arrived for the rank since the poll began and is visible now;
+    // otherwise shortens `until` to when it will be.
+    bool arrival_visible(const EmptyPoll& poll, double& until) const
+    {
+        if (p_.arrivals == poll.arrivals) return false;
+        if (p_.last_arrival_visible_at <= sg4::Engine::get_clock()) return true;
+        if (until < 0 || p_.last_arrival_visible_at < until) until = p_.last_arrival_visible_at;
+        return false;
+    }
+
+    void poll_found_work()
+    {
+        p_.poll_quantum = kPollQuantumStart;
+        p_.idle_since = -1.0;
+    }
+
+    void poll_found_nothing() { p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax); }
+
     int finish_event(EventQueue& q, const ptl_event_t& event, uint32_t which)
     {
         auto& reply = out<wire::EventReply>();
         reply.which = which;
         static_assert(sizeof(ptl_event_t) == wire::kEventBytes);
         std::memcpy(reply.event, &event, sizeof event);
-        p_.poll_quantum = kPollQuantumStart;
+        poll_found_work();
         if (q.dropped) {
             q.dropped = false;
             return PTL_EQ_DROPPED;
@@ -679,16 +717,17 @@ int Call::eq_free()
 
 // Waits for the first visible event of any of `handles`, until `deadline` (< 0: forever).
 // A non-blocking poll (PtlEQGet, PtlEQPoll with timeout 0) never blocks the program, but
-// an empty one fast-forwards: the rank waits in simulated time for the next event or one
-// polling quantum, which is what a real polling loop would have spent (DESIGN.md
-// "Polling"). The quantum grows while polls find nothing and resets on an event.
+// an empty one fast-forwards: the rank waits in simulated time for the next event in any
+// of its queues or one polling quantum, which is what a real polling loop would have spent
+// (DESIGN.md "Polling"). The quantum grows while polls find nothing and resets on an event.
 int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what)
 {
     for (uint32_t i = 0; i < count; ++i)
         if (!eq(handles[i])) return PTL_ARG_INVALID;
     bool polling = timeout == 0;
     double now = sg4::Engine::get_clock();
-    double deadline = polling ? now + p_.poll_quantum : timeout < 0 ? -1.0 : now + timeout;
+    EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0};
+    double deadline = polling ? poll.deadline : timeout < 0 ? -1.0 : now + timeout;
     r_.waiting_on = count == 1 ? fmt::format("{}(eq {:#x})", what, handles[0]) : fmt::format("{}({} queues)", what, count);
     std::unique_lock lock(*p_.mutex);
     while (true) {
@@ -704,9 +743,13 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
         double until = deadline;
         if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
+        if (polling && arrival_visible(poll, until)) {  // work elsewhere: let the loop see it
+            poll_found_work();
+            return PTL_EQ_EMPTY;
+        }
         wait_for_activity(lock, until);
     }
-    if (polling) p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
+    if (polling) poll_found_nothing();
     return PTL_EQ_EMPTY;
 }
 
@@ -761,15 +804,19 @@ int Call::ct_get()
     };
     if (unchanged(*c)) {
         r_.waiting_on = fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, c->value.success);
-        double deadline = sg4::Engine::get_clock() + p_.poll_quantum;
+        EmptyPoll poll = begin_empty_poll();
+        bool elsewhere = false;
         std::unique_lock lock(*p_.mutex);
-        while ((c = ct(handle)) != nullptr && unchanged(*c) && sg4::Engine::get_clock() < deadline)
-            wait_for_activity(lock, deadline);
+        while ((c = ct(handle)) != nullptr && unchanged(*c) && sg4::Engine::get_clock() < poll.deadline) {
+            double until = poll.deadline;
+            if ((elsewhere = arrival_visible(poll, until))) break;
+            wait_for_activity(lock, until);
+        }
         if (!c) return PTL_ARG_INVALID;  // freed meanwhile
-        if (unchanged(*c)) p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
-        else p_.poll_quantum = kPollQuantumStart;
+        if (unchanged(*c) && !elsewhere) poll_found_nothing();
+        else poll_found_work();
     } else {
-        p_.poll_quantum = kPollQuantumStart;
+        poll_found_work();
     }
     c->last_read = c->value;
     auto& reply = out<wire::CTReply>();

@@ -153,6 +153,12 @@ struct RankPortals {
     simgrid::s4u::MutexPtr mutex;
     simgrid::s4u::ConditionVariablePtr activity;
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
+    double idle_since = -1.0;   // start of the current run of empty polls (< 0: none)
+    // Arrivals (events written, counters changed), with the date the last one becomes
+    // visible: an empty poll's fast-forward ends when anything arrives for the rank, in
+    // any queue, since the polling loop would notice it on its next round.
+    uint64_t arrivals = 0;
+    double last_arrival_visible_at = 0.0;
     uint64_t triggers_registered = 0;
 };
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Debian's unmodified NetPIPE (NPopenmpi) under s4bxi-launch, with the launcher's Open MPI
+defaults and --cpu-model zero: its latency and bandwidth curve must follow the model.
+
+usage: check_netpipe.py LAUNCHER SOURCE_ROOT
+
+- Latency (the smallest message's one-way time, NetPIPE's third column): at least one
+  Portals put from the call to the target's event (nothing is faster), at most a put and its
+  acknowledgement (Open MPI's MTL completes a short send on the ACK before the next call).
+- Bandwidth of the largest message (8 MiB): at most what the BXI links carry, at least 90 %
+  of it (a large message is a single put whose time is the network transfer's).
+Exit status 0 (pass), 1 (fail), 77 (NPopenmpi, mpirun or the components missing).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SKIP = 77
+LARGEST = 8 << 20
+
+
+def main():
+    launcher, source_root = Path(sys.argv[1]), Path(sys.argv[2])
+    netpipe = shutil.which("NPopenmpi")
+    if not netpipe or not shutil.which("mpirun"):
+        print("SKIP: NPopenmpi or mpirun not found (package netpipe-openmpi)")
+        return SKIP
+    record = launcher.resolve().parent.parent / "openmpi-portals4-components"
+    if not record.exists():  # written by tools/setup once the components are built
+        print(f"SKIP: Open MPI's Portals components were not built ({record} is missing)")
+        return SKIP
+    sys.path.insert(0, str(source_root / "tests" / "integration"))
+    import model  # noqa: E402
+
+    platform = model.Platform()
+    fastest = platform.put_to_target_event(1)
+    slowest = 2 * platform.put_to_target_event(1)
+    link_rate = LARGEST / platform.network(LARGEST)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "np.out")
+        # -n 20: a fixed repeat count (NetPIPE would otherwise pick tens of thousands for
+        # microsecond latencies); -p 0: the listed sizes only.
+        command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--", "mpirun", "-np", "2",
+                   netpipe, "-n", "20", "-p", "0", "-u", str(LARGEST), "-o", out]
+        print("$", " ".join(command), flush=True)
+        run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            print(f"FAIL: status {run.returncode}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}", file=sys.stderr)
+            return 1
+        if "not find" in run.stderr or not os.path.exists(out):
+            print(f"FAIL: NetPIPE wrote no output file\n{run.stderr[-3000:]}", file=sys.stderr)
+            return 1
+        rows = [line.split() for line in open(out) if line.strip()]
+    curve = {int(size): (float(mbps), float(seconds)) for size, mbps, seconds in rows}
+    print("\n".join(f"{size:>9} B  {mbps:>10.1f} Mbps  {seconds * 1e6:>9.3f} us" for size, (mbps, seconds) in
+                    sorted(curve.items())))
+    latency = curve[min(curve)][1]
+    bandwidth = curve[LARGEST][0] * 1e6 / 8  # NetPIPE's Mbps are 10^6 bits per second
+    print(f"latency {latency * 1e9:.1f} ns, model bounds [{fastest * 1e9:.1f}, {slowest * 1e9:.1f}] ns")
+    print(f"bandwidth at 8 MiB {bandwidth / 1e9:.3f} GB/s, model link rate {link_rate / 1e9:.3f} GB/s")
+    failures = []
+    if not fastest * 0.999 <= latency <= slowest:
+        failures.append(f"latency {latency * 1e9:.1f} ns outside [{fastest * 1e9:.1f}, {slowest * 1e9:.1f}] ns")
+    if not 0.9 * link_rate <= bandwidth <= link_rate * 1.001:
+        failures.append(f"bandwidth {bandwidth / 1e9:.3f} GB/s outside [90 %, 100 %] of {link_rate / 1e9:.3f} GB/s")
+    if failures:
+        print("FAIL: " + "; ".join(failures), file=sys.stderr)
+        return 1
+    print("ok netpipe")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
