@@ -14,12 +14,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 
+#include "cpu_accounting.hpp"
 #include "crash_handler.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "seccomp_filter.hpp"
@@ -33,7 +35,9 @@ namespace {
 // from the very process being waited for (bench/run_benchmarks.py measures it).
 constexpr int kSpins = 400;
 
-
+// Wall time that passed without CPU time since the last reply means the rank was blocked
+// outside the simulation (a pipe, a futex, a PMIx fence): see virtual_now().
+constexpr int64_t kBlockedOutsideNs = 10'000'000;
 
 struct RankState {
     bool active = false;
@@ -44,12 +48,18 @@ struct RankState {
     wire::Slot* slot = nullptr;
     wire::Doorbell* doorbell = nullptr;
     wire::Welcome welcome{};
-    double wall_at_reply = 0.0;
+    int64_t wall_at_reply_ns = 0;  // host CLOCK_MONOTONIC at the last reply
     bool in_call = false;
     wire::Reply last_reply{};
+    // What of the simulated thread's CPU time is the interposer's (cpu_accounting.hpp).
+    cpuacct::Ledger ledger{};
+    bool in_reading = false;  // virtual_now() is updating the ledger
 };
 
 RankState g_state;
+
+using ClockGettime = int (*)(clockid_t, timespec*);
+std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
 
 [[noreturn]] void fatal(const char* what)
 {
@@ -192,12 +202,14 @@ void register_rank()
     pthread_atfork(nullptr, nullptr, become_passive_in_child);
 
     // An exec'd rank keeps its clock: the slot remembers the last reply.
-    g_state.wall_at_reply = real_monotonic();
+    g_state.wall_at_reply_ns = host_monotonic_ns();
     if (!rank_pid) {
         g_state.slot->cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
-        set_threads_clock_offset(timemath::threads_clock_offset(
-            timemath::seconds_to_ns(virtual_now()), timemath::seconds_to_ns(g_state.wall_at_reply)));
+        set_threads_clock_offset(
+            timemath::threads_clock_offset(timemath::seconds_to_ns(virtual_now()), g_state.wall_at_reply_ns));
     }
+    g_state.ledger.replied(g_state.slot->cpu_at_reply_ns.load(std::memory_order_relaxed));
+    g_state.ledger.published(g_state.slot->threads_clock_offset_ns.load(std::memory_order_relaxed));
     g_state.active = true;
 
     // The listener fd of the direct-syscall trap goes to the server, which serves it. A
@@ -239,7 +251,9 @@ bool in_call()
 bool on_simulated_thread()
 {
     if (!g_state.active) return false;
-    static thread_local pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
+    // Initial-exec TLS and no guard: this is on the path of every request and clock reading.
+    static thread_local __attribute__((tls_model("initial-exec"))) pid_t tid = 0;
+    if (tid == 0) tid = static_cast<pid_t>(syscall(SYS_gettid));
     return tid == g_state.tid;
 }
 
@@ -252,45 +266,107 @@ uint64_t thread_cpu_ns()
 
 double real_monotonic()
 {
-    // libc's own clock_gettime reads the vDSO: no syscall, so our seccomp trap (which
-    // answers direct clock syscalls with virtual time) never sees it.
-    using ClockGettime = int (*)(clockid_t, timespec*);
-    static ClockGettime libc_clock_gettime = reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime"));
-    timespec ts{};
-    libc_clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+    return static_cast<double>(host_monotonic_ns()) * 1e-9;
 }
 
-double virtual_now()
+int64_t host_monotonic_ns()
 {
-    // Wall time that passed without CPU time means the rank was blocked outside the
-    // simulation (a pipe, a futex, a PMIx fence): it did not hold simulated time, so its
-    // clock must catch up with the simulation's before being read.
-    constexpr double kBlockedOutside = 0.01;  // wall seconds not spent on the CPU
-    double host_now = -1.0;  // when read here, and no reply since (call() publishes its own offset)
-    if (!g_state.in_call && g_state.active) {
-        host_now = real_monotonic();
-        double wall = host_now - g_state.wall_at_reply;
-        double cpu = static_cast<double>(thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load()) * 1e-9;
-        if (wall - cpu > kBlockedOutside) {
-            simulated_yield();
-            host_now = -1.0;
-        }
+    // libc's own clock_gettime reads the vDSO: no syscall, so our seccomp trap (which
+    // answers direct clock syscalls with virtual time) never sees it. Resolved at
+    // registration, before any reading.
+    ClockGettime libc_clock_gettime = g_libc_clock_gettime.load(std::memory_order_relaxed);
+    if (!libc_clock_gettime) {
+        libc_clock_gettime = reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime"));
+        g_libc_clock_gettime.store(libc_clock_gettime, std::memory_order_relaxed);
     }
+    timespec ts{};
+    libc_clock_gettime(CLOCK_MONOTONIC, &ts);
+    return timemath::timespec_to_ns(ts);
+}
+
+namespace {
+
+double sim_time_at_reply()
+{
     // The slot, not a private copy, holds the last reply: the server also answers trapped
     // sleeps on the rank's behalf and updates it.
     uint64_t bits = g_state.slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
     double sim_time;
     memcpy(&sim_time, &bits, sizeof sim_time);
-    double now = sim_time;
-    if (g_state.welcome.cpu_model != static_cast<uint32_t>(wire::CpuModel::Zero)) {
-        uint64_t cpu = thread_cpu_ns() - g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire);
-        now = sim_time + static_cast<double>(cpu) * 1e-9 * g_state.welcome.cpu_factor;
+    return sim_time;
+}
+
+double clock_at(double sim_time, uint64_t cpu_ns, uint64_t base_ns)
+{
+    if (g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero) || cpu_ns <= base_ns) return sim_time;
+    return sim_time + static_cast<double>(cpu_ns - base_ns) * 1e-9 * g_state.welcome.cpu_factor;
+}
+
+// A reading of the simulated thread's CPU clock (`cpu_ns`, taken after the host's
+// CLOCK_MONOTONIC showed `wall_entry_ns`): the interposer's own CPU time since the
+// previous reading leaves the simulated compute, the base of the clock (the slot's
+// cpu_at_reply_ns) moving forward by as much (cpu_accounting.hpp). Returns the base.
+uint64_t account_reading(uint64_t cpu_ns, int64_t wall_entry_ns)
+{
+    wire::Slot& slot = *g_state.slot;
+    uint64_t slot_base = slot.cpu_at_reply_ns.load(std::memory_order_acquire);
+    uint64_t base = g_state.ledger.reading(cpu_ns, wall_entry_ns, slot_base,
+                                           slot.threads_clock_offset_ns.load(std::memory_order_relaxed));
+    if (base != slot_base) slot.cpu_at_reply_ns.store(base, std::memory_order_release);
+    return base;
+}
+
+void publish_threads_clock_offset(int64_t offset_ns)
+{
+    g_state.slot->threads_clock_offset_ns.store(offset_ns, std::memory_order_release);
+    g_state.ledger.published(offset_ns);
+}
+
+}  // namespace
+
+double virtual_now()
+{
+    // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
+    int64_t wall_ns = host_monotonic_ns();
+    // Within a request (a signal handler), from a nested reading, or off the simulated
+    // thread: the clock as it stands, no accounting.
+    if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread())
+        return clock_at(sim_time_at_reply(), thread_cpu_ns(),
+                        g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
+    const bool zero_model = g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero);
+    // Wall time that passed without CPU time means the rank was blocked outside the
+    // simulation (a pipe, a futex, a PMIx fence): it did not hold simulated time, so its
+    // clock must catch up with the simulation's before being read. CPU time counts from
+    // the reply, before any exclusion, or from the end of a sleep the server answered.
+    // The zero CPU model reads the CPU clock only when that may be the case, given the CPU
+    // time known to have passed since the reply (at the previous reading).
+    wire::Slot& slot = *g_state.slot;
+    int64_t wall_since_reply = wall_ns - g_state.wall_at_reply_ns;
+    uint64_t slot_base = slot.cpu_at_reply_ns.load(std::memory_order_acquire);
+    if (zero_model &&
+        wall_since_reply - static_cast<int64_t>(g_state.ledger.known_cpu_since_reply(slot_base)) <= kBlockedOutsideNs) {
+        double now = sim_time_at_reply();
+        publish_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(now), wall_ns));
+        return now;
     }
+    g_state.in_reading = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    uint64_t cpu_ns = thread_cpu_ns();
+    uint64_t reply_cpu = g_state.ledger.reply_reference(slot_base);
+    int64_t cpu_since_reply = cpu_ns > reply_cpu ? static_cast<int64_t>(cpu_ns - reply_cpu) : 0;
+    if (wall_since_reply - cpu_since_reply > kBlockedOutsideNs) {
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        g_state.in_reading = false;
+        simulated_yield();  // a reading of its own (call())
+        return sim_time_at_reply();
+    }
+    uint64_t base = account_reading(cpu_ns, wall_ns);
+    double now = clock_at(sim_time_at_reply(), cpu_ns, base);
     // The rank's other threads continue from this reading (docs/time.md).
-    if (host_now >= 0.0 && on_simulated_thread())
-        set_threads_clock_offset(
-            timemath::threads_clock_offset(timemath::seconds_to_ns(now), timemath::seconds_to_ns(host_now)));
+    publish_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(now), wall_ns));
+    g_state.ledger.returned(host_monotonic_ns());
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_state.in_reading = false;
     return now;
 }
 
@@ -301,7 +377,7 @@ int64_t threads_clock_offset()
 
 void set_threads_clock_offset(int64_t offset_ns)
 {
-    if (g_state.slot) g_state.slot->threads_clock_offset_ns.store(offset_ns, std::memory_order_release);
+    if (g_state.slot) publish_threads_clock_offset(offset_ns);
 }
 
 double virtual_epoch()
@@ -332,14 +408,22 @@ void simulated_yield()
 
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
 {
+    // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
+    int64_t wall_entry_ns = host_monotonic_ns();
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
     g_state.in_call = true;
+    // The request and the reply are readings of the CPU clock (cpu_accounting.hpp): the
+    // wall stamps frame the application's time between our readings. A request from
+    // another thread (exit() there) or from a nested reading is charged as it stands.
+    const bool accounted = !g_state.in_reading && on_simulated_thread();
     wire::Slot& slot = *g_state.slot;
+    uint64_t cpu_ns = thread_cpu_ns();
+    uint64_t base = accounted ? account_reading(cpu_ns, wall_entry_ns) : slot.cpu_at_reply_ns.load(std::memory_order_acquire);
     wire::Request& request = slot.request;
     request.op = static_cast<uint32_t>(op);
     request.seq = request.seq + 1;  // the server's trap also posts on this slot
-    request.cpu_ns = thread_cpu_ns() - slot.cpu_at_reply_ns.load(std::memory_order_acquire);
+    request.cpu_ns = cpu_ns > base ? cpu_ns - base : 0;
     if (args_size) memcpy(request.args, args, args_size);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
     g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
@@ -357,13 +441,19 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     }
     g_state.last_reply = slot.reply;
     if (g_state.last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
-    g_state.wall_at_reply = real_monotonic();
     uint64_t bits;
     memcpy(&bits, &g_state.last_reply.sim_time, sizeof bits);
+    int64_t sim_ns = timemath::seconds_to_ns(g_state.last_reply.sim_time);
+    // The reply's reading of the CPU clock, then the wall stamp: as little as possible of
+    // our own work after them is charged to the application.
+    uint64_t reply_cpu_ns = thread_cpu_ns();
+    int64_t wall_ns = host_monotonic_ns();
+    g_state.wall_at_reply_ns = wall_ns;
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
-    slot.cpu_at_reply_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
-    set_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(g_state.last_reply.sim_time),
-                                                            timemath::seconds_to_ns(g_state.wall_at_reply)));
+    slot.cpu_at_reply_ns.store(reply_cpu_ns, std::memory_order_relaxed);
+    g_state.ledger.replied(reply_cpu_ns);
+    publish_threads_clock_offset(timemath::threads_clock_offset(sim_ns, wall_ns));
+    g_state.ledger.returned(accounted ? wall_ns : 0);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
     g_state.in_call = false;
     return g_state.last_reply;

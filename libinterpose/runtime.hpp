@@ -59,7 +59,9 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
 // interposed symbols, never caught by our seccomp filter).
 uint64_t thread_cpu_ns();
 
-// Raw real-time clock for code that must see the host's time (timeouts, watchdogs).
+// Raw real-time clock for code that must see the host's time (timeouts, watchdogs): the
+// host's CLOCK_MONOTONIC through libc's vDSO path (no system call), in s and in ns.
 double real_monotonic();
+int64_t host_monotonic_ns();
 
 }  // namespace s4bxi::interpose
