@@ -14,21 +14,16 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 import tempfile
 import time
 import uuid
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from cases import Failure, check, run_case  # noqa: E402
+
 LAUNCHER, VERSION, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TAG_NAME = "LAUNCHER_TEST_TAG"
-
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
 
 
 def clean_env(extra=None):
@@ -266,19 +261,5 @@ def case_print_config_openmpi():
         check("#   OMPI_ALLOW_RUN_AS_ROOT=1" in r.stdout, f"running as root, mpirun needs OMPI_ALLOW_RUN_AS_ROOT\n{r!r}")
 
 
-def main():
-    function = globals().get("case_" + CASE.replace("-", "_"))
-    if function is None:
-        print(f"unknown case {CASE}", file=sys.stderr)
-        return 2
-    try:
-        function()
-    except Failure as failure:
-        print(f"FAIL {CASE}: {failure}", file=sys.stderr)
-        return 1
-    print(f"ok {CASE}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), CASE))

@@ -13,19 +13,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from cases import Failure, check, run_case  # noqa: E402
+
 LAUNCHER, PINGPONG, PLUGIN, PRINT_LIMITS, CASE = sys.argv[1:6]
 HERE = Path(__file__).resolve().parent
 PLATFORMS = HERE.parents[2] / "platforms"
 SHIPPED = ["default", "quito", "fat_tree_64", "dragonfly_example", "torus_example"]
-
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
 
 
 def launch(args, env=None, timeout=120):
@@ -267,22 +261,5 @@ def case_bad_ni_limits():
                  "S4BXI_NIC_LIMITS_MAX_ATOMIC_SIZE", "Open MPI")
 
 
-CASES = {name[5:].replace("_", "-"): f for name, f in globals().items() if name.startswith("case_")}
-
-
-def main():
-    function = CASES.get(CASE)
-    if function is None:
-        print(f"unknown case {CASE} (known: {', '.join(CASES)})", file=sys.stderr)
-        return 2
-    try:
-        function()
-    except Failure as failure:
-        print(f"FAIL {CASE}: {failure}", file=sys.stderr)
-        return 1
-    print(f"ok {CASE}")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(globals(), CASE))

@@ -15,17 +15,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from cases import check, run_case  # noqa: E402
 
 LAUNCHER, PROGRAM_DIR, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
-
-
-class Failure(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
 
 
 def program(name):
@@ -146,15 +141,5 @@ def case_thread_timers_measured():
     expect_status(r, 0)
 
 
-CASES = {name[len("case_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("case_")}
-
 if __name__ == "__main__":
-    try:
-        CASES[CASE]()
-    except Failure as e:
-        print(f"FAIL {CASE}: {e}", file=sys.stderr)
-        sys.exit(1)
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL {CASE}: the launcher did not finish in {e.timeout} s", file=sys.stderr)
-        sys.exit(1)
-    print(f"ok {CASE}")
+    sys.exit(run_case(globals(), CASE))
