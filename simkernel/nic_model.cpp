@@ -536,21 +536,24 @@ void Nic::start()
 {
     e2e_.start();
     // Compute VNs for every node; service VNs come with service mode (not yet supported).
-    for (VirtualNetwork vn : {VirtualNetwork::ComputeRequest, VirtualNetwork::ComputeResponse}) {
-        auto tx = sg4::Actor::create(fmt::format("{}_TX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
-                                     [this, vn] { tx_loop(vn); });
-        tx->daemonize();
-        tx_queue(vn).set_consumer(tx);
-        auto rx = sg4::Actor::create(fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
-                                     [this, vn] { rx_loop(vn); });
-        rx->daemonize();
-        rx_mailbox(vn)->set_receiver(rx);
-    }
-    if (spec_.e2e) {
-        VirtualNetwork vn = VirtualNetwork::ComputeResponse;  // BXI ACKs are responses
-        auto acks = sg4::Actor::create(fmt::format("{}_E2E_ACK{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
-                                       [this, vn] { e2e_ack_loop(vn); });
-        acks->daemonize();
+    // Each request VN comes with its response VN, which carries the BXI ACKs' own lane.
+    for (VirtualNetwork request : {VirtualNetwork::ComputeRequest}) {
+        VirtualNetwork response = response_vn(request);
+        for (VirtualNetwork vn : {request, response}) {
+            auto tx = sg4::Actor::create(fmt::format("{}_TX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
+                                         [this, vn] { tx_loop(vn); });
+            tx->daemonize();
+            tx_queue(vn).set_consumer(tx);
+            auto rx = sg4::Actor::create(fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
+                                         [this, vn] { rx_loop(vn); });
+            rx->daemonize();
+            rx_mailbox(vn)->set_receiver(rx);
+        }
+        if (spec_.e2e) {
+            auto acks = sg4::Actor::create(fmt::format("{}_E2E_ACK{}", hosts_.name, static_cast<int>(response)),
+                                           hosts_.nic, [this, response] { e2e_ack_loop(response); });
+            acks->daemonize();
+        }
     }
 }
 
