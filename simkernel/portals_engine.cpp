@@ -248,7 +248,8 @@ private:
     int set_map();
     int get_map();
     int ni_handle();
-    bool claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
+    std::vector<ptl_event_t> take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
+    void report_unexpected(const std::vector<ptl_event_t>& events, const ListEntry& entry, uint32_t eq, bool claim);
     int eq_alloc();
     int eq_free();
     int wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what);
@@ -540,33 +541,41 @@ int Call::me_append()
     entry->iov_count = iovec ? a.length : 0;
     out<wire::HandleReply>().handle = entry->handle;
     // A priority entry first claims the unexpected headers it matches; a use-once entry
-    // consumed that way is never linked.
-    if (a.list == PTL_PRIORITY_LIST && claim_unexpected(pt, *entry, a.user_ptr, true) &&
-        (a.options & PTL_ME_USE_ONCE)) {
+    // consumed that way is never linked. Claiming and linking happen at one instant: a
+    // message arriving while the claimed headers' events are written must find the entry
+    // linked, not fall into the overflow list behind the search (a header lost that way
+    // left coll/portals4's barrier waiting forever).
+    std::vector<ptl_event_t> claimed;
+    if (a.list == PTL_PRIORITY_LIST) claimed = take_unexpected(pt, *entry, a.user_ptr, true);
+    bool consumed = !claimed.empty() && (a.options & PTL_ME_USE_ONCE);
+    if (consumed) {
         entry->linked = false;
         p_.entries[index].reset();
-        return PTL_OK;
+    } else {
+        (a.list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
     }
-    (a.list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
-    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE) && pt.eq != PTL_EQ_NONE) {
+    uint32_t eq = pt.eq;  // `pt` itself may change while events are written
+    report_unexpected(claimed, *entry, eq, true);
+    if (consumed) return PTL_OK;
+    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE) && eq != PTL_EQ_NONE) {
         ptl_event_t event{};
         event.type = PTL_EVENT_LINK;
         event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
         event.pt_index = a.pt_index;
         event.ptl_list = entry->list;
         event.ni_fail_type = PTL_NI_OK;
-        write_event(nic(), p_, pt.eq, event);
+        write_event(nic(), p_, eq, event);
     }
     return PTL_OK;
 }
 
-// Unexpected headers matching `entry`: each becomes an overflow event (with `user_ptr`)
-// and, when `claim`, leaves the list; a use-once entry takes only the first. Returns
-// whether any matched.
-bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
+// Unexpected headers matching `entry`, as the overflow events (with `user_ptr`) they will
+// become; when `claim`, they leave the list, a use-once entry taking only the first.
+// Without `claim` (PtlMESearch with PTL_SEARCH_ONLY) the first is reported and kept.
+// Nothing here waits in simulated time.
+std::vector<ptl_event_t> Call::take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr,
+                                               bool claim)
 {
-    // Take the matching headers out first: writing an event waits in simulated time, during
-    // which the NIC may append to the list (and invalidate any iterator into it).
     std::vector<ptl_event_t> events;
     for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
         if (!criteria_match(entry.criteria, it->source)) {
@@ -575,7 +584,7 @@ bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64
         }
         ptl_event_t event = it->event;
         event.user_ptr = reinterpret_cast<void*>(user_ptr);
-        if (!claim) {  // PtlMESearch with PTL_SEARCH_ONLY: report the first, keep it
+        if (!claim) {
             event.type = PTL_EVENT_SEARCH;
             events.push_back(event);
             break;
@@ -584,7 +593,13 @@ bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64
         it = pt.unexpected.erase(it);
         if (entry.criteria.options & PTL_ME_USE_ONCE) break;
     }
-    uint32_t eq = pt.eq;  // `pt` itself may change while events are written
+    return events;
+}
+
+// Counts and writes the events of headers taken by take_unexpected. Writing an event
+// waits in simulated time, during which the NIC may deliver other messages.
+void Call::report_unexpected(const std::vector<ptl_event_t>& events, const ListEntry& entry, uint32_t eq, bool claim)
+{
     for (const ptl_event_t& event : events) {
         if (!claim) {
             write_event(nic(), p_, eq, event);
@@ -594,7 +609,6 @@ bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64
             count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
         if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, eq, event);
     }
-    return !events.empty();
 }
 
 int Call::me_search()
@@ -610,7 +624,10 @@ int Call::me_search()
     probe.criteria = criteria_of(a, *n);
     probe.ct = a.ct;
     PortalTableEntry& pt = n->table[a.pt_index];
-    if (!claim_unexpected(pt, probe, a.user_ptr, a.list == PTL_SEARCH_DELETE)) {
+    bool claim = a.list == PTL_SEARCH_DELETE;
+    std::vector<ptl_event_t> found = take_unexpected(pt, probe, a.user_ptr, claim);
+    report_unexpected(found, probe, pt.eq, claim);
+    if (found.empty()) {
         ptl_event_t event{};
         event.type = PTL_EVENT_SEARCH;
         event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
