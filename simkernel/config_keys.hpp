@@ -117,6 +117,8 @@ inline constexpr Key kKeys[] = {
      "S4BXI_NIC_TIMINGS_TX_AFTER_RESPONSE_NO_DMA", false, {}, "s, TX after a response without data"},
     {"nic.timings.cpu_after_pio", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_CPU_AFTER_PIO", false, {},
      "s, CPU after a PIO push (PtlPut)"},
+    {"nic.timings.ptl_init", Type::Real, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_PTL_INIT", false, {},
+     "s, each PtlInit on the rank's core"},
     {"nic.timings.command_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_COMMAND_SIZE", false, {},
      "B, CPU -> NIC command"},
     {"nic.timings.dma_request_size", Type::Size, 0, kNoMax, false, "S4BXI_NIC_TIMINGS_DMA_REQUEST_SIZE", false, {},

@@ -56,6 +56,7 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "nic.timings.tx_after_get") return &t.tx_after_get;
     if (key == "nic.timings.tx_after_response_no_dma") return &t.tx_after_response_no_dma;
     if (key == "nic.timings.cpu_after_pio") return &t.cpu_after_pio;
+    if (key == "nic.timings.ptl_init") return &t.ptl_init;
     if (key == "nic.timings.command_size") return &t.command_size;
     if (key == "nic.timings.dma_request_size") return &t.dma_request_size;
     if (key == "nic.timings.event_size") return &t.event_size;

@@ -21,6 +21,7 @@ struct NicTimings {
     double tx_after_get = 250e-9;
     double tx_after_response_no_dma = 300e-9;
     double cpu_after_pio = 200e-9;              // PtlPut only
+    double ptl_init = 1e-9;                     // each PtlInit, on the rank's core
     uint64_t command_size = 64;
     uint64_t dma_request_size = 64;
     uint64_t event_size = 96;

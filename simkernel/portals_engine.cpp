@@ -279,6 +279,7 @@ int Call::run()
     auto op = static_cast<wire::Op>(request_.op);
     if (op == wire::Op::PtlInit) {
         ++p_.init_count;
+        sg4::this_actor::sleep_for(nic_model().timings().ptl_init);
         return PTL_OK;
     }
     if (p_.init_count == 0) return PTL_NO_INIT;

@@ -5,6 +5,7 @@ responses overlapping their event write), the bound is 1 % as in the acceptance 
 import re
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -48,6 +49,23 @@ if "atomic_result=10" not in run.stdout:
     failures.append("atomic SUM, fetch-atomic SUM and a failing CSWAP did not leave 10 in the target")
 if "fetched=5 swap_fetched=10" not in run.stdout:
     failures.append("fetch-atomic and swap did not fetch the old values 5 and 10")
+
+# The trace of an 8-byte atomic: the target NIC's payload write into memory is a row as long
+# as one 8-byte PCIe transfer, although the NIC writes the event before waiting for it (other
+# payload writes of the run are smaller).
+PCI_PAYLOAD_WRITE = 11
+with tempfile.TemporaryDirectory() as folder:
+    traced = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--trace", folder, program, "atomic8"],
+                            capture_output=True, text=True, timeout=120)
+    rows = [line.split(",") for f in sorted(Path(folder).glob("log_*.csv")) for line in f.read_text().splitlines()[1:]]
+writes = [float(end) - float(start) for op, initiator, target, start, end in rows
+          if int(op) == PCI_PAYLOAD_WRITE and initiator == target == "1"]
+want = p.pci(8)
+if traced.returncode != 0 or not writes or abs(max(writes) - want) > 1e-12:
+    failures.append(f"trace of atomic8: payload write rows {writes} s, the longest should be one 8-byte "
+                    f"transfer, {want} s (status {traced.returncode})")
+else:
+    print(f"trace: atomic8 payload write {max(writes) * 1e9:.3f} ns  model {want * 1e9:.3f} ns  ok")
 if failures:
     sys.exit("\n".join(failures))
 print("every step follows the model")
