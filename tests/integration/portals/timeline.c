@@ -2,13 +2,10 @@
  * it and prints when the call returned and when each of its events arrived; rank 1
  * prints when the target event arrived. Dates are absolute virtual times in ns (the
  * simulated clock is global), one "case=... step=... t=..." line per step. */
-#define _POSIX_C_SOURCE 200809L
-#include <portals4.h>
+#define _GNU_SOURCE
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+
+#include "timeline_steps.h"
 
 #define BUFFER (1 << 20)
 #define PID 7
@@ -31,57 +28,6 @@ static const struct test_case cases[] = {
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t eq;
 
-static long long now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void check(int rc, const char *what)
-{
-    if (rc != PTL_OK) {
-        fprintf(stderr, "timeline: %s failed: %d\n", what, rc);
-        exit(2);
-    }
-}
-
-static ptl_event_t next_event(void)
-{
-    ptl_event_t event;
-    check(PtlEQWait(eq, &event), "PtlEQWait");
-    return event;
-}
-
-static void step(const char *name, const char *what, long long t)
-{
-    printf("case=%s step=%s t=%lld\n", name, what, t);
-    fflush(stdout);
-}
-
-static const char *event_name(ptl_event_kind_t kind)
-{
-    switch (kind) {
-    case PTL_EVENT_SEND: return "SEND";
-    case PTL_EVENT_ACK: return "ACK";
-    case PTL_EVENT_REPLY: return "REPLY";
-    case PTL_EVENT_PUT: return "PUT";
-    case PTL_EVENT_GET: return "GET";
-    case PTL_EVENT_ATOMIC: return "ATOMIC";
-    case PTL_EVENT_FETCH_ATOMIC: return "FETCH_ATOMIC";
-    default: return "OTHER";
-    }
-}
-
-/* With arguments, only the cases they name run. */
-static int selected(int argc, char **argv, const char *name)
-{
-    if (argc < 2) return 1;
-    for (int i = 1; i < argc; ++i)
-        if (strcmp(argv[i], name) == 0) return 1;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
@@ -98,10 +44,10 @@ int main(int argc, char **argv)
                        {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
         ptl_handle_me_t handle;
         check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
-        next_event(); /* the knock */
+        next_event(eq); /* the knock */
         for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
             if (!selected(argc, argv, cases[i].name)) continue;
-            ptl_event_t event = next_event();
+            ptl_event_t event = next_event(eq);
             step(cases[i].name, event_name(event.type), now());
         }
         /* 0 left by the puts, +5 (atomic), +5 (fetch-atomic), CSWAP against 5: no swap. */
@@ -117,7 +63,7 @@ int main(int argc, char **argv)
         for (;;) { /* knock until the target's entry is there */
             check(PtlPut(md, 0, 1, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
             ptl_event_t event;
-            do event = next_event(); while (event.type != PTL_EVENT_ACK);
+            do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
             if (event.ni_fail_type == PTL_NI_OK) break;
         }
         struct timespec quiet = {0, 1000000};
@@ -151,7 +97,7 @@ int main(int argc, char **argv)
             }
             step(c->name, "return", now());
             for (int e = 0; e < expected; ++e) {
-                ptl_event_t event = next_event();
+                ptl_event_t event = next_event(eq);
                 step(c->name, event_name(event.type), now());
             }
         }
