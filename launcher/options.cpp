@@ -43,6 +43,7 @@ const std::vector<EnvDefault>& env_defaults()
         {"S4BXI_CPU_FACTOR", "--cpu-factor"},
         {"S4BXI_CPU_THRESHOLD", "--cpu-threshold"},
         {"S4BXI_TIMEOUT", "--timeout"},
+        {"S4BXI_SERVICE_RANKS", "--service-ranks"},
         {"S4BXI_LOG_LEVEL", "--log-level"},
     };
     return list;
@@ -124,6 +125,9 @@ Options:
                          (default measured)
       --cpu-factor F     scale measured CPU time by F > 0 (default 1)
       --cpu-threshold S  ignore computations shorter than S seconds (default 1e-9)
+      --service-ranks LIST
+                         ranks whose messages use the NICs' service virtual
+                         networks, e.g. 0 or 0,4-7 (default: none, all compute)
       --timeout S        wall-clock limit of the whole run in seconds; 0 = no limit
                          (default 0)
       --log-level LEVEL  error, warning, info or debug (default warning)
@@ -144,7 +148,8 @@ Options:
       --version          print the version and exit
 
 Environment: S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
-S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT and S4BXI_LOG_LEVEL give defaults for the options
+S4BXI_CPU_THRESHOLD, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT and S4BXI_LOG_LEVEL give
+defaults for the options
 of the same name; options win. The model's knobs have their own variables
 (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
 S4BXI_MAX_RETRIES, S4BXI_RETRY_TIMEOUT, S4BXI_MAX_INFLIGHT_TO_TARGET,
@@ -167,7 +172,7 @@ Examples:
 namespace {
 
 struct Raw {
-    std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary;
+    std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary, service_ranks;
     std::string simkernel, preload, trace;
     std::vector<std::string> sets;
     bool quiet = false, keep = false, help = false, version = false, print_config = false;
@@ -218,6 +223,33 @@ struct Checker {
         else fail(where, value, "one of error, warning, info, debug");
     }
 
+    // "0,3,5-7": ranks and inclusive ranges, each rank once.
+    void rank_list(const std::string& where, const std::string& value, std::vector<int>& out)
+    {
+        std::vector<int> ranks;
+        std::string_view rest = value;
+        while (!rest.empty()) {
+            size_t comma = rest.find(',');
+            std::string_view item = rest.substr(0, comma);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+            if (comma != std::string_view::npos && rest.empty()) item = {};  // trailing comma
+            size_t dash = item.find('-');
+            auto first = parse_integer(std::string(item.substr(0, dash)));
+            auto last = dash == std::string_view::npos ? first : parse_integer(std::string(item.substr(dash + 1)));
+            if (item.empty() || !first || !last || *first < 0 || *last < *first || *last > INT_MAX) {
+                fail(where, value, "a list of ranks >= 0 and ranges, e.g. 0,4-7");
+                return;
+            }
+            for (long long r = *first; r <= *last; ++r) ranks.push_back(static_cast<int>(r));
+        }
+        std::sort(ranks.begin(), ranks.end());
+        if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) {
+            fail(where, value, "each rank once");
+            return;
+        }
+        out = std::move(ranks);
+    }
+
     void path(const std::string& where, const std::string& value, std::optional<std::string>& out)
     {
         if (value.empty()) fail(where, value, "a file name");
@@ -248,6 +280,7 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     CLI::Option* cpu_factor = app.add_option("--cpu-factor", raw.cpu_factor);
     CLI::Option* cpu_threshold = app.add_option("--cpu-threshold", raw.cpu_threshold);
     CLI::Option* timeout = app.add_option("--timeout", raw.timeout);
+    CLI::Option* service_ranks = app.add_option("--service-ranks", raw.service_ranks);
     CLI::Option* log_level = app.add_option("--log-level", raw.log_level);
     CLI::Option* summary = app.add_option("--summary", raw.summary);
     CLI::Option* simkernel = app.add_option("--simkernel", raw.simkernel);
@@ -260,7 +293,7 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary,
-                                simkernel, preload, trace})
+                                simkernel, preload, trace, service_ranks})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -356,6 +389,7 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     if (auto v = from_env("S4BXI_CPU_THRESHOLD"))
         check.real("S4BXI_CPU_THRESHOLD", *v, false, options.cpu_threshold);
     if (auto v = from_env("S4BXI_TIMEOUT")) check.real("S4BXI_TIMEOUT", *v, false, options.timeout);
+    if (auto v = from_env("S4BXI_SERVICE_RANKS")) check.rank_list("S4BXI_SERVICE_RANKS", *v, options.service_ranks);
     if (auto v = from_env("S4BXI_LOG_LEVEL")) check.log_level("S4BXI_LOG_LEVEL", *v, options.log_level);
 
     if (np->count()) {
@@ -369,6 +403,10 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     if (cpu_factor->count()) check.real("--cpu-factor", raw.cpu_factor, true, options.cpu_factor);
     if (cpu_threshold->count()) check.real("--cpu-threshold", raw.cpu_threshold, false, options.cpu_threshold);
     if (timeout->count()) check.real("--timeout", raw.timeout, false, options.timeout);
+    if (service_ranks->count()) check.rank_list("--service-ranks", raw.service_ranks, options.service_ranks);
+    if (options.np && !options.service_ranks.empty() && options.service_ranks.back() >= *options.np)
+        check.fail("--service-ranks", std::to_string(options.service_ranks.back()),
+                   fmt::format("ranks below the number of ranks ({})", *options.np).c_str());
     if (log_level->count()) check.log_level("--log-level", raw.log_level, options.log_level);
     if (summary->count()) check.path("--summary", raw.summary, options.summary_file);
     if (simkernel->count()) check.path("--simkernel", raw.simkernel, options.simkernel);

@@ -37,6 +37,7 @@ struct Options {
     std::optional<std::string> simkernel;  // explicit server path (default: next to the launcher)
     std::optional<std::string> preload;    // explicit library path (default: next to the launcher)
     std::vector<std::string> command;      // program (or command) and its arguments
+    std::vector<int> service_ranks;        // ranks whose NIC traffic uses the service VNs
 
     // Model configuration, forwarded to the server (docs/model.md, "Configuration").
     std::vector<std::string> sets;                               // --set KEY=VALUE, in order

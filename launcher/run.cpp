@@ -250,6 +250,10 @@ bool Supervisor::start_server()
         "--summary-out", summary_path_,
         "--ready-fd", std::to_string(ready[1]),
     };
+    if (!o.service_ranks.empty()) {
+        args.emplace_back("--service-ranks");
+        args.push_back(fmt::format("{}", fmt::join(o.service_ranks, ",")));
+    }
     if (plan_.platform) {
         args.emplace_back("--platform");
         args.push_back(*plan_.platform);

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include <simgrid/s4u.hpp>
 
@@ -20,6 +21,7 @@ struct Config {
     wire::CpuModel cpu_model = wire::CpuModel::Measured;
     double cpu_factor = 1.0;
     double cpu_threshold = 1e-9;
+    std::vector<int> service_ranks;  // ranks on the service VNs
     std::string log_level = "warning";
     std::string summary_out;
     int ready_fd = -1;

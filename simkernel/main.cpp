@@ -21,6 +21,9 @@ int main(int argc, char** argv)
     app.add_option("--cpu-model", cpu_model, "measured or zero")->check(CLI::IsMember({"measured", "zero"}));
     app.add_option("--cpu-factor", config.cpu_factor, "multiplier of measured CPU time")->check(CLI::PositiveNumber);
     app.add_option("--cpu-threshold", config.cpu_threshold, "compute shorter than this is ignored (s)")->check(CLI::NonNegativeNumber);
+    app.add_option("--service-ranks", config.service_ranks, "ranks whose messages use the service VNs")
+        ->delimiter(',')
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--log-level", config.log_level)->check(CLI::IsMember({"error", "warning", "info", "debug"}));
     app.add_option("--summary-out", config.summary_out, "where to write the JSON summary");
     app.add_option("--ready-fd", config.ready_fd, "pipe to signal readiness on");

@@ -537,9 +537,10 @@ Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
 void Nic::start()
 {
     e2e_.start();
-    // Compute VNs for every node; service VNs come with service mode (not yet supported).
-    // Each request VN comes with its response VN, which carries the BXI ACKs' own lane.
-    for (VirtualNetwork request : {VirtualNetwork::ComputeRequest}) {
+    // Compute and service VNs on every node (which ranks use the service VNs is known only
+    // as they register; idle engines cost nothing). Each request VN comes with its response
+    // VN, which carries the BXI ACKs' own lane.
+    for (VirtualNetwork request : {VirtualNetwork::ComputeRequest, VirtualNetwork::ServiceRequest}) {
         VirtualNetwork response = response_vn(request);
         for (VirtualNetwork vn : {request, response}) {
             auto tx = sg4::Actor::create(fmt::format("{}_TX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,

@@ -951,6 +951,7 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
     t->initiator = &p_;
     t->initiator_nid = p_.nid;
     t->initiator_pid = n.pid;
+    t->request_vn = r_.service_mode ? VirtualNetwork::ServiceRequest : VirtualNetwork::ComputeRequest;
     t->ni_index = n.index;
     t->matching = n.matching();
     t->md = *m;

@@ -37,6 +37,7 @@ struct RankRecord {
     uint32_t nid = 0;
     uint32_t core = 0;
     std::string node_name;
+    bool service_mode = false;  // its messages use the NIC's service VNs (--service-ranks)
 
     RankPhase phase = RankPhase::Computing;
     // Blocked-outside detection: process CPU time last seen and when it last changed.

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -129,6 +130,9 @@ void Server::accept_rank(int fd)
     int world = ctx.config.world_size;
     if (world > 0 && (hello.rank < 0 || hello.rank >= world))
         return refuse(fd, fmt::format("rank {} is outside the world of {} ranks", hello.rank, world));
+    for (int service : config.service_ranks)
+        if (world > 0 && service >= world)
+            return refuse(fd, fmt::format("--service-ranks names rank {}, but the world has {} ranks", service, world));
     if (ctx.registry.find(hello.rank)) return refuse(fd, fmt::format("rank {} registered twice", hello.rank));
     uint32_t node_index = static_cast<uint32_t>(hello.rank / config.ppn);
     if (node_index >= spec_.nodes)
@@ -145,6 +149,8 @@ void Server::accept_rank(int fd)
     record->nid = nid;
     record->core = static_cast<uint32_t>(hello.rank % config.ppn) % spec_.cores_per_node;
     record->node_name = fmt::format("node{}", nid);
+    record->service_mode = std::find(config.service_ranks.begin(), config.service_ranks.end(), hello.rank) !=
+                           config.service_ranks.end();
     record->cpu_changed_wall = wall_now();
 
     if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");

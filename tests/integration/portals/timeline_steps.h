@@ -12,14 +12,14 @@
 #include <string.h>
 #include <time.h>
 
-static long long now(void)
+static inline long long now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void check(int rc, const char *what)
+static inline void check(int rc, const char *what)
 {
     if (rc != PTL_OK) {
         fprintf(stderr, "%s: %s failed: %d\n", program_invocation_short_name, what, rc);
@@ -29,7 +29,7 @@ static void check(int rc, const char *what)
 
 /* The next event of `eq`; a failed one (but an ACK, which may carry a refusal the
  * program looks at) ends the program. */
-static ptl_event_t next_event(ptl_handle_eq_t eq)
+static inline ptl_event_t next_event(ptl_handle_eq_t eq)
 {
     ptl_event_t event;
     check(PtlEQWait(eq, &event), "PtlEQWait");
@@ -40,13 +40,13 @@ static ptl_event_t next_event(ptl_handle_eq_t eq)
     return event;
 }
 
-static void step(const char *name, const char *what, long long t)
+static inline void step(const char *name, const char *what, long long t)
 {
     printf("case=%s step=%s t=%lld\n", name, what, t);
     fflush(stdout);
 }
 
-static const char *event_name(ptl_event_kind_t kind)
+static inline const char *event_name(ptl_event_kind_t kind)
 {
     switch (kind) {
     case PTL_EVENT_SEND: return "SEND";
@@ -61,7 +61,7 @@ static const char *event_name(ptl_event_kind_t kind)
 }
 
 /* With arguments, only the cases they name run. */
-static int selected(int argc, char **argv, const char *name)
+static inline int selected(int argc, char **argv, const char *name)
 {
     if (argc < 2) return 1;
     for (int i = 1; i < argc; ++i)

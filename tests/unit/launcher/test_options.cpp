@@ -104,6 +104,12 @@ TEST_CASE("bad values name the option", "[options]")
         {{"--timeout", "soon", "-n", "1", "p"}, "--timeout"},
         {{"--cpu-model", "fast", "-n", "1", "p"}, "--cpu-model"},
         {{"--log-level", "verbose", "-n", "1", "p"}, "--log-level"},
+        {{"--service-ranks", "1,x", "-n", "4", "p"}, "--service-ranks"},
+        {{"--service-ranks", "3-1", "-n", "4", "p"}, "--service-ranks"},
+        {{"--service-ranks", "-1", "-n", "4", "p"}, "--service-ranks"},
+        {{"--service-ranks", "1,1", "-n", "4", "p"}, "--service-ranks"},
+        {{"--service-ranks", "1,", "-n", "4", "p"}, "--service-ranks"},
+        {{"--service-ranks", "4", "-n", "4", "p"}, "--service-ranks"},
     };
     for (const auto& c : cases) {
         INFO(c.name);
@@ -302,4 +308,21 @@ TEST_CASE("--print-config needs no program and runs none", "[options][config]")
     CHECK(contains(help_text(), "--trace DIR"));
     auto empty_trace = parse({"--trace", "", "-n", "1", "prog"});
     CHECK(empty_trace.kind == Kind::Error);
+}
+
+TEST_CASE("--service-ranks takes ranks and ranges, from the option or S4BXI_SERVICE_RANKS", "[options][env]")
+{
+    auto r = parse({"--service-ranks", "5,0,2-3", "-n", "8", "prog"});
+    REQUIRE(r.kind == Kind::Run);
+    CHECK(r.options.service_ranks == std::vector<int>{0, 2, 3, 5});
+    CHECK(parse({"-n", "8", "prog"}).options.service_ranks.empty());
+
+    Environment env = {{"S4BXI_SERVICE_RANKS", "1"}};
+    CHECK(parse({"-n", "2", "prog"}, env).options.service_ranks == std::vector<int>{1});
+    CHECK(parse({"--service-ranks", "0", "-n", "2", "prog"}, env).options.service_ranks == std::vector<int>{0});
+
+    auto too_far = parse({"--service-ranks", "0,6", "-n", "4", "prog"});
+    REQUIRE(too_far.kind == Kind::Error);
+    CHECK(contains(too_far.text, "'6'"));
+    CHECK(contains(too_far.text, "(4)"));
 }
