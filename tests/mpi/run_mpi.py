@@ -14,6 +14,8 @@ determinism:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE. PROGRAM is p2p, coll or 
               basic for what it does not offload): everything over the simulated Portals NIC
   portals-sw  pml cm + mtl portals4, but collectives in software (coll ^portals4) and RMA
               over point-to-point (osc pt2pt): the Portals MTL only
+  btl         pml ob1 + btl self,portals4 (Open MPI's byte transfer layer over Portals, with
+              its own eager/rendezvous protocols), osc pt2pt and collectives over it
   tcp         pml ob1 + btl self,tcp, osc pt2pt, no Portals component: the stock transport
               (its messages do not cross the simulated network). mpi_yield_when_idle: a rank
               that polls TCP without yielding looks busy to the simulation, which then waits
@@ -55,6 +57,8 @@ CONFIGURATIONS = {
                 "--mca", "coll", "portals4,tuned,libnbc,basic,inter,self", "--mca", "btl", "self,tcp"],
     "portals-sw": ["--mca", "pml", "cm", "--mca", "mtl", "portals4", "--mca", "osc", "pt2pt",
                    "--mca", "coll", "^portals4", "--mca", "btl", "self,tcp"],
+    "btl": ["--mca", "pml", "ob1", "--mca", "btl", "self,portals4", "--mca", "mtl", "^portals4", "--mca", "osc", "pt2pt",
+            "--mca", "coll", "^portals4"],
     "tcp": ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca", "mtl", "^portals4",
             "--mca", "osc", "pt2pt", "--mca", "coll", "^portals4", "--mca", "mpi_yield_when_idle", "1"],
 }
