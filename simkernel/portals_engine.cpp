@@ -541,33 +541,31 @@ int Call::me_append()
     out<wire::HandleReply>().handle = entry->handle;
     // A priority entry first claims the unexpected headers it matches; a use-once entry
     // consumed that way is never linked.
+    // It still reports its unlinking (the specification's PTL_EVENT_AUTO_UNLINK).
     if (a.list == PTL_PRIORITY_LIST && claim_unexpected(pt, *entry, a.user_ptr, true) &&
         (a.options & PTL_ME_USE_ONCE)) {
         entry->linked = false;
         p_.entries[index].reset();
+        if (!(a.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)))
+            write_entry_event(nic(), p_, *n, *entry, PTL_EVENT_AUTO_UNLINK);
         return PTL_OK;
     }
     (a.list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
-    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE) && pt.eq != PTL_EQ_NONE) {
-        ptl_event_t event{};
-        event.type = PTL_EVENT_LINK;
-        event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
-        event.pt_index = a.pt_index;
-        event.ptl_list = entry->list;
-        event.ni_fail_type = PTL_NI_OK;
-        write_event(nic(), p_, pt.eq, event);
-    }
+    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE)) write_entry_event(nic(), p_, *n, *entry, PTL_EVENT_LINK);
     return PTL_OK;
 }
 
 // Unexpected headers matching `entry`: each becomes an overflow event (with `user_ptr`)
-// and, when `claim`, leaves the list; a use-once entry takes only the first. Returns
-// whether any matched.
+// and, when `claim`, leaves the list; without `claim` (PtlMESearch with PTL_SEARCH_ONLY)
+// each becomes a SEARCH event and stays. A use-once entry takes only the first; a
+// persistent one gets an event for every match, searches included. Returns whether any
+// matched.
 bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
 {
     // Take the matching headers out first: writing an event waits in simulated time, during
     // which the NIC may append to the list (and invalidate any iterator into it).
     std::vector<ptl_event_t> events;
+    std::vector<ListEntryPtr> released;  // overflow entries whose headers were claimed
     for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
         if (!criteria_match(entry.criteria, it->source)) {
             ++it;
@@ -575,15 +573,20 @@ bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64
         }
         ptl_event_t event = it->event;
         event.user_ptr = reinterpret_cast<void*>(user_ptr);
-        if (!claim) {  // PtlMESearch with PTL_SEARCH_ONLY: report the first, keep it
-            event.type = PTL_EVENT_SEARCH;
-            events.push_back(event);
-            break;
-        }
+        if (!claim) event.type = PTL_EVENT_SEARCH;
         events.push_back(event);
-        it = pt.unexpected.erase(it);
+        if (claim) {
+            if (it->from) {
+                --it->from->headers;
+                released.push_back(it->from);
+            }
+            it = pt.unexpected.erase(it);
+        } else {
+            ++it;
+        }
         if (entry.criteria.options & PTL_ME_USE_ONCE) break;
     }
+    NetworkInterface& owner_ni = *ni(make_handle(HandleKind::NI, entry.ni));
     uint32_t eq = pt.eq;  // `pt` itself may change while events are written
     for (const ptl_event_t& event : events) {
         if (!claim) {
@@ -594,6 +597,7 @@ bool Call::claim_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64
             count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
         if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, eq, event);
     }
+    for (const ListEntryPtr& from : released) auto_free_if_due(nic(), p_, owner_ni, *from);
     return !events.empty();
 }
 
@@ -607,6 +611,7 @@ int Call::me_search()
         !ct_or_none(a.ct, n->index) || (a.list != PTL_SEARCH_ONLY && a.list != PTL_SEARCH_DELETE))
         return PTL_ARG_INVALID;
     ListEntry probe;
+    probe.ni = n->index;
     probe.criteria = criteria_of(a, *n);
     probe.ct = a.ct;
     PortalTableEntry& pt = n->table[a.pt_index];
