@@ -35,6 +35,11 @@ constexpr double kPollQuantumMax = 1e-4;
 // MPI_Recv does not grow with its simulated length), and progress made outside Portals is
 // seen late by at most this fraction of the wait.
 constexpr double kPollIdleFraction = 0.25;
+// Past this much simulated time polling in vain, an empty poll waits for the next arrival
+// with no deadline. Steps that grow with the idle time would otherwise run the clock to
+// infinity (and SimGrid to an abort) in a program that polls for something that never
+// comes; waiting instead ends it as a deadlock report naming the poll.
+constexpr double kPollIdleLimit = 1e5;
 constexpr uint32_t kFirstAutomaticPid = 2048;
 
 std::vector<std::unique_ptr<RankPortals>> g_portals;
@@ -191,14 +196,16 @@ private:
     // The fast-forward of an empty poll: until `deadline`, or until something arrives for
     // the rank in any queue (the polling loop would notice it on its next round).
     struct EmptyPoll {
-        double deadline;
+        double deadline;  // < 0: none (kPollIdleLimit)
         uint64_t arrivals;
+        bool expired() const { return deadline >= 0 && sg4::Engine::get_clock() >= deadline; }
     };
 
     EmptyPoll begin_empty_poll()
     {
         double now = sg4::Engine::get_clock();
         if (p_.idle_since < 0) p_.idle_since = now;
+        if (now - p_.idle_since > kPollIdleLimit) return {-1.0, p_.arrivals};
         double step = std::max(p_.poll_quantum, kPollIdleFraction * (now - p_.idle_since));
         return {now + step, p_.arrivals};
     }
@@ -812,7 +819,7 @@ int Call::ct_get()
         EmptyPoll poll = begin_empty_poll();
         bool elsewhere = false;
         std::unique_lock lock(*p_.mutex);
-        while ((c = ct(handle)) != nullptr && unchanged(*c) && sg4::Engine::get_clock() < poll.deadline) {
+        while ((c = ct(handle)) != nullptr && unchanged(*c) && !poll.expired()) {
             double until = poll.deadline;
             if ((elsewhere = arrival_visible(poll, until))) break;
             wait_for_activity(lock, until);
