@@ -45,15 +45,20 @@ int barrier(RankRecord& r)
 {
     PmiState& pmi = state();
     int world = context().config.world_size;
+    // SimGrid calls (creating or releasing a semaphore) may let other actors run, even
+    // ranks that leave this barrier and enter the next one: the semaphore exists before
+    // the arrival counts, and the last arrival takes the list of waiters out before
+    // waking them, so that arrivals at the next barrier go to a list of their own.
+    auto wakeup = sg4::Semaphore::create(0);
     PmiBarrierRounds::Arrival arrival = pmi.rounds.arrive(world);
     XBT_DEBUG("rank %d enters PMI_Barrier %llu (%d of %d arrived)", r.rank,
               static_cast<unsigned long long>(arrival.round), arrival.last ? world : pmi.rounds.arrived(), world);
     if (arrival.last) {
-        for (auto& waiter : pmi.waiting) waiter->release();
-        pmi.waiting.clear();
+        std::vector<sg4::SemaphorePtr> waiters;
+        waiters.swap(pmi.waiting);
+        for (auto& waiter : waiters) waiter->release();
         return PMI_SUCCESS;
     }
-    auto wakeup = sg4::Semaphore::create(0);
     pmi.waiting.push_back(wakeup);
     r.waiting_on = fmt::format("PMI_Barrier (barrier {} of the run, waiting for the other ranks)", arrival.round + 1);
     wakeup->acquire();
