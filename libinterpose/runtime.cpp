@@ -41,6 +41,7 @@ constexpr int64_t kBlockedOutsideNs = 10'000'000;
 
 struct RankState {
     bool active = false;
+    bool launched = false;  // rank from S4BXI_RANK (spawn mode)
     int rank = -1;
     pid_t pid = 0;
     pid_t tid = 0;
@@ -164,6 +165,8 @@ void register_rank()
                                              "SLURM_PROCID", nullptr};
     int rank = env_int(rank_names);
     if (rank < 0) return;
+    static const char* const launcher_names[] = {"S4BXI_RANK", nullptr};
+    g_state.launched = env_int(launcher_names) == rank;
     g_state.rank = rank;
     g_state.pid = getpid();
     g_state.tid = static_cast<pid_t>(syscall(SYS_gettid));
@@ -393,6 +396,16 @@ const char* node_name()
 int rank_id()
 {
     return g_state.rank;
+}
+
+int world_size()
+{
+    return g_state.active ? g_state.welcome.world_size : 0;
+}
+
+bool launched_rank()
+{
+    return g_state.active && g_state.launched;
 }
 
 void simulated_sleep(double seconds)

@@ -20,6 +20,13 @@ void finish_rank(int status);
 // World rank of this process (-1 when not a rank).
 int rank_id();
 
+// Ranks in the run, as the server counts them at registration (0 when not a rank).
+int world_size();
+
+// True in a rank that s4bxi-launch started itself (spawn mode: its rank came from
+// S4BXI_RANK), which has no other process manager: the PMI-1 entry points serve it.
+bool launched_rank();
+
 // True when the calling thread is the rank's simulated thread (the one that registered).
 // Other threads keep real time.
 bool on_simulated_thread();

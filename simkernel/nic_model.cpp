@@ -49,12 +49,6 @@ double delivery_latency(sg4::Host* from, const RankPortals& owner)
 }
 
 
-bool is_response(MessageType type)
-{
-    return type == MessageType::PtlAck || type == MessageType::E2eAck || type == MessageType::GetResponse ||
-           type == MessageType::FetchAtomicResponse;
-}
-
 ptl_process_t initiator_id(const Transfer& t, const NetworkInterface& target_ni)
 {
     ptl_process_t id{};
@@ -140,6 +134,38 @@ MatchResult match(Nic& nic, Transfer& t)
     return result;
 }
 
+// Flow control (PTL_PT_FLOWCTRL): a PT short of a resource disables itself, says so with
+// PTL_EVENT_PT_DISABLED, and the message is refused (the initiator sees
+// PTL_NI_PT_DISABLED) instead of being dropped or losing its events.
+MatchResult disable_for_flow_control(Nic& nic, NetworkInterface& ni, PortalTableEntry& pt, uint32_t pt_index,
+                                     const char* why)
+{
+    XBT_INFO("rank %d: pt %u disabled by flow control: %s", ni.owner->rank->rank, pt_index, why);
+    pt.enabled = false;
+    ptl_event_t event{};
+    event.type = PTL_EVENT_PT_DISABLED;
+    event.pt_index = pt_index;
+    event.ni_fail_type = PTL_NI_PT_DISABLED;
+    write_event(nic, *ni.owner, pt.eq, event);
+    return MatchResult{&ni, nullptr, PTL_NI_PT_DISABLED};
+}
+
+// True when the EQ has room for no more than the PT_DISABLED event flow control may need.
+bool event_queue_short(const RankPortals& owner, uint32_t eq_handle)
+{
+    uint32_t index = handle_index(eq_handle);
+    if (eq_handle == PTL_EQ_NONE || index >= owner.eqs.size() || !owner.eqs[index].used) return false;
+    const EventQueue& eq = owner.eqs[index];
+    return eq.capacity && eq.events.size() + 1 >= eq.capacity;
+}
+
+size_t unexpected_headers(const NetworkInterface& ni)
+{
+    size_t count = 0;
+    for (const PortalTableEntry& pt : ni.table) count += pt.unexpected.size();
+    return count;
+}
+
 MatchResult match_entry(Nic& nic, Transfer& t)
 {
     MatchResult result;
@@ -160,6 +186,11 @@ MatchResult match_entry(Nic& nic, Transfer& t)
             ++ni->status[PTL_SR_DROP_COUNT];
             return result;
         }
+        const bool flow_control = pt.options & PTL_PT_FLOWCTRL;
+        if (flow_control && event_queue_short(*ni->owner, pt.eq)) {
+            ++ni->status[PTL_SR_DROP_COUNT];
+            return disable_for_flow_control(nic, *ni, pt, t.pt_index, "its event queue is full");
+        }
         for (const auto* list : {&pt.priority, &pt.overflow})
             for (const ListEntryPtr& entry : *list) {
                 if (!criteria_match(entry->criteria, incoming)) continue;
@@ -173,6 +204,14 @@ MatchResult match_entry(Nic& nic, Transfer& t)
                     ++ni->status[PTL_SR_PERMISSION_VIOLATIONS];
                     return result;
                 }
+                // Unexpected headers are counted against the NI's limit only under flow
+                // control, which has a way to refuse the message (docs/model.md "NI limits").
+                if (flow_control && entry->list == PTL_OVERFLOW_LIST &&
+                    !(entry->criteria.options & PTL_ME_UNEXPECTED_HDR_DISABLE) &&
+                    unexpected_headers(*ni) >= static_cast<size_t>(ni->limits.max_unexpected_headers)) {
+                    ++ni->status[PTL_SR_DROP_COUNT];
+                    return disable_for_flow_control(nic, *ni, pt, t.pt_index, "no room for another unexpected header");
+                }
                 result.entry = entry;
                 result.fail = PTL_NI_OK;
                 t.list = entry->list;
@@ -184,16 +223,7 @@ MatchResult match_entry(Nic& nic, Transfer& t)
         ++ni->status[PTL_SR_DROP_COUNT];
         XBT_INFO("rank %d: message from node %u (pt %u, match bits %#llx) matched nothing: dropped",
                  ni->owner->rank->rank, t.initiator_nid, t.pt_index, static_cast<unsigned long long>(t.match_bits));
-        if (pt.options & PTL_PT_FLOWCTRL) {
-            pt.enabled = false;
-            result.fail = PTL_NI_PT_DISABLED;
-            ptl_event_t event{};
-            event.type = PTL_EVENT_PT_DISABLED;
-            event.pt_index = t.pt_index;
-            event.ni_fail_type = PTL_NI_PT_DISABLED;
-            write_event(nic, *ni->owner, pt.eq, event);
-            return result;
-        }
+        if (flow_control) return disable_for_flow_control(nic, *ni, pt, t.pt_index, "no entry matches");
         result.fail = PTL_NI_DROPPED;
         return result;
     }
@@ -228,13 +258,8 @@ void auto_unlink(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListE
     if (!unlink) return;
     unlink_entry(owner, ni, entry);
     if (entry->criteria.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)) return;
-    ptl_event_t event{};
-    event.type = PTL_EVENT_AUTO_UNLINK;
-    event.user_ptr = reinterpret_cast<void*>(entry->user_ptr);
-    event.pt_index = entry->pt_index;
-    event.ptl_list = entry->list;
-    event.ni_fail_type = PTL_NI_OK;
-    write_event(nic, owner, ni.table[entry->pt_index].eq, event);
+    entry->free_pending = entry->list == PTL_OVERFLOW_LIST;
+    write_entry_event(nic, owner, ni, *entry, PTL_EVENT_AUTO_UNLINK);
 }
 
 ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)
@@ -249,13 +274,16 @@ ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)
 
 // A message that landed in an overflow-list entry leaves an unexpected header, unless
 // the entry asks for none.
-void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntry& entry, const ptl_event_t& event)
+void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryPtr& entry, const ptl_event_t& event)
 {
-    if (entry.list != PTL_OVERFLOW_LIST || (entry.criteria.options & PTL_ME_UNEXPECTED_HDR_DISABLE)) return;
-    UnexpectedHeader header{event, Incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
-                                            static_cast<uint32_t>(t.initiator->rank->rank), t.length, t.remote_offset}};
+    if (entry->list != PTL_OVERFLOW_LIST || (entry->criteria.options & PTL_ME_UNEXPECTED_HDR_DISABLE)) return;
+    UnexpectedHeader header{event,
+                            Incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
+                                     static_cast<uint32_t>(t.initiator->rank->rank), t.length, t.remote_offset},
+                            entry};
     header.event.type = overflow_kind(event.type);
     ni.table[t.pt_index].unexpected.push_back(header);
+    ++entry->headers;
 }
 
 bool copy_between_ranks(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
@@ -365,6 +393,25 @@ void note_arrival(RankPortals& owner, double visible_at)
 }
 
 }  // namespace
+
+void auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry)
+{
+    if (!entry.free_pending || entry.headers > 0) return;
+    entry.free_pending = false;
+    write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_FREE);
+}
+
+void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
+                       ptl_event_kind_t type)
+{
+    ptl_event_t event{};
+    event.type = type;
+    event.user_ptr = reinterpret_cast<void*>(entry.user_ptr);
+    event.pt_index = entry.pt_index;
+    event.ptl_list = entry.list;
+    event.ni_fail_type = PTL_NI_OK;
+    write_event(nic, owner, ni.table[entry.pt_index].eq, event);
+}
 
 void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_event_t& event)
 {
@@ -789,8 +836,9 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
         bool unlink = consume(found.entry, t);
         auto_unlink(*this, owner, *found.ni, found.entry, unlink);
         ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
-        record_unexpected(*found.ni, t, entry, event);
+        record_unexpected(*found.ni, t, found.entry, event);
         if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
+        auto_free_if_due(*this, owner, *found.ni, *found.entry);
     }
     queue_ack(transfer, ptl_ack_wanted, vn);
     if (found.entry && spec_.model_pci && message->size > 0) {
@@ -827,8 +875,9 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         bool unlink = consume(found.entry, t);
         auto_unlink(*this, owner, *found.ni, found.entry, unlink);
         ptl_event_t event = target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni);
-        record_unexpected(*found.ni, t, entry, event);
+        record_unexpected(*found.ni, t, found.entry, event);
         if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
+        auto_free_if_due(*this, owner, *found.ni, *found.entry);
     } else {
         // The specification's answer to an unmatched message, like an unmatched Put.
         queue_ack(transfer, ptl_ack_wanted, vn);
@@ -865,13 +914,14 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         auto_unlink(*this, owner, *found.ni, found.entry, unlink);
         ptl_event_t event = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
         if (!fetch_atomic) event.hdr_data = 0;
-        record_unexpected(*found.ni, t, entry, event);
+        record_unexpected(*found.ni, t, found.entry, event);
         if (comm_events_enabled(entry)) {
             t.deferred_pending = true;
             t.target = &owner;
             t.target_eq = found.ni->table[t.pt_index].eq;
             t.deferred = event;
         }
+        auto_free_if_due(*this, owner, *found.ni, *found.entry);
     }
     auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,
                                  found.entry ? t.mlength : 0, nid_, t.initiator_nid, t.kind};

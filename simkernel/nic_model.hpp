@@ -200,6 +200,12 @@ VirtualNetwork response_vn(VirtualNetwork request_vn);
 // Writes an event into an EQ of `owner`: a 96-byte PCIe write, then delivery to the
 // rank's core after the route latency from the calling actor's host.
 void write_event(Nic& nic, RankPortals& owner, uint32_t eq, const ptl_event_t& event);
+// PTL_EVENT_AUTO_FREE of an overflow entry that was automatically unlinked, once no
+// unexpected header points into it any more.
+void auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry);
+// An event about a list entry itself (LINK, AUTO_UNLINK, AUTO_FREE), in its PT's EQ.
+void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
+                       ptl_event_kind_t type);
 // Counting event; wakes waiters of the rank and fires the triggered operations whose
 // threshold is reached.
 void count_event(RankPortals& owner, uint32_t ct, uint64_t success, uint64_t failure);

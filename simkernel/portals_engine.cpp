@@ -35,6 +35,11 @@ constexpr double kPollQuantumMax = 1e-4;
 // MPI_Recv does not grow with its simulated length), and progress made outside Portals is
 // seen late by at most this fraction of the wait.
 constexpr double kPollIdleFraction = 0.25;
+// Past this much simulated time polling in vain, an empty poll waits for the next arrival
+// with no deadline. Steps that grow with the idle time would otherwise run the clock to
+// infinity (and SimGrid to an abort) in a program that polls for something that never
+// comes; waiting instead ends it as a deadlock report naming the poll.
+constexpr double kPollIdleLimit = 1e5;
 constexpr uint32_t kFirstAutomaticPid = 2048;
 
 std::vector<std::unique_ptr<RankPortals>> g_portals;
@@ -69,7 +74,7 @@ ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
     return out;
 }
 
-[[noreturn]] void not_supported(RankRecord& r, const std::string& what);
+[[noreturn, maybe_unused]] void not_supported(RankRecord& r, const std::string& what);
 
 struct NotSupported {
     std::string what;
@@ -191,14 +196,16 @@ private:
     // The fast-forward of an empty poll: until `deadline`, or until something arrives for
     // the rank in any queue (the polling loop would notice it on its next round).
     struct EmptyPoll {
-        double deadline;
+        double deadline;  // < 0: none (kPollIdleLimit)
         uint64_t arrivals;
+        bool expired() const { return deadline >= 0 && sg4::Engine::get_clock() >= deadline; }
     };
 
     EmptyPoll begin_empty_poll()
     {
         double now = sg4::Engine::get_clock();
         if (p_.idle_since < 0) p_.idle_since = now;
+        if (now - p_.idle_since > kPollIdleLimit) return {-1.0, p_.arrivals};
         double step = std::max(p_.poll_quantum, kPollIdleFraction * (now - p_.idle_since));
         return {now + step, p_.arrivals};
     }
@@ -248,8 +255,13 @@ private:
     int set_map();
     int get_map();
     int ni_handle();
-    std::vector<ptl_event_t> take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
-    void report_unexpected(const std::vector<ptl_event_t>& events, const ListEntry& entry, uint32_t eq, bool claim);
+    // Unexpected headers taken off a list, and the overflow entries that gave them.
+    struct TakenHeaders {
+        std::vector<ptl_event_t> events;
+        std::vector<ListEntryPtr> released;
+    };
+    TakenHeaders take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
+    void report_unexpected(const TakenHeaders& taken, const ListEntry& entry, uint32_t eq, bool claim);
     int eq_alloc();
     int eq_free();
     int wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what);
@@ -542,42 +554,38 @@ int Call::me_append()
     entry->iov_count = iovec ? a.length : 0;
     out<wire::HandleReply>().handle = entry->handle;
     // A priority entry first claims the unexpected headers it matches; a use-once entry
-    // consumed that way is never linked. Claiming and linking happen at one instant: a
+    // consumed that way is never linked, but still reports its unlinking (the
+    // specification's PTL_EVENT_AUTO_UNLINK). Claiming and linking happen at one instant: a
     // message arriving while the claimed headers' events are written must find the entry
     // linked, not fall into the overflow list behind the search (a header lost that way
     // left coll/portals4's barrier waiting forever).
-    std::vector<ptl_event_t> claimed;
+    TakenHeaders claimed;
     if (a.list == PTL_PRIORITY_LIST) claimed = take_unexpected(pt, *entry, a.user_ptr, true);
-    bool consumed = !claimed.empty() && (a.options & PTL_ME_USE_ONCE);
+    bool consumed = !claimed.events.empty() && (a.options & PTL_ME_USE_ONCE);
     if (consumed) {
         entry->linked = false;
         p_.entries[index].reset();
     } else {
         (a.list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
     }
-    uint32_t eq = pt.eq;  // `pt` itself may change while events are written
-    report_unexpected(claimed, *entry, eq, true);
-    if (consumed) return PTL_OK;
-    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE) && eq != PTL_EQ_NONE) {
-        ptl_event_t event{};
-        event.type = PTL_EVENT_LINK;
-        event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
-        event.pt_index = a.pt_index;
-        event.ptl_list = entry->list;
-        event.ni_fail_type = PTL_NI_OK;
-        write_event(nic(), p_, eq, event);
+    report_unexpected(claimed, *entry, pt.eq, true);
+    if (consumed) {
+        if (!(a.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)))
+            write_entry_event(nic(), p_, *n, *entry, PTL_EVENT_AUTO_UNLINK);
+        return PTL_OK;
     }
+    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE)) write_entry_event(nic(), p_, *n, *entry, PTL_EVENT_LINK);
     return PTL_OK;
 }
 
-// Unexpected headers matching `entry`, as the overflow events (with `user_ptr`) they will
-// become; when `claim`, they leave the list, a use-once entry taking only the first.
-// Without `claim` (PtlMESearch with PTL_SEARCH_ONLY) the first is reported and kept.
-// Nothing here waits in simulated time.
-std::vector<ptl_event_t> Call::take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr,
-                                               bool claim)
+// Unexpected headers matching `entry`, as the events they will become (with `user_ptr`):
+// overflow events when `claim`, and then they leave the list; SEARCH events without
+// `claim` (PtlMESearch with PTL_SEARCH_ONLY), and they stay. A use-once entry takes only
+// the first; a persistent one gets an event for every match, searches included. Nothing
+// here waits in simulated time.
+Call::TakenHeaders Call::take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
 {
-    std::vector<ptl_event_t> events;
+    TakenHeaders taken;
     for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
         if (!criteria_match(entry.criteria, it->source)) {
             ++it;
@@ -585,23 +593,29 @@ std::vector<ptl_event_t> Call::take_unexpected(PortalTableEntry& pt, const ListE
         }
         ptl_event_t event = it->event;
         event.user_ptr = reinterpret_cast<void*>(user_ptr);
-        if (!claim) {
-            event.type = PTL_EVENT_SEARCH;
-            events.push_back(event);
-            break;
+        if (!claim) event.type = PTL_EVENT_SEARCH;
+        taken.events.push_back(event);
+        if (claim) {
+            if (it->from) {
+                --it->from->headers;
+                taken.released.push_back(it->from);
+            }
+            it = pt.unexpected.erase(it);
+        } else {
+            ++it;
         }
-        events.push_back(event);
-        it = pt.unexpected.erase(it);
         if (entry.criteria.options & PTL_ME_USE_ONCE) break;
     }
-    return events;
+    return taken;
 }
 
-// Counts and writes the events of headers taken by take_unexpected. Writing an event
-// waits in simulated time, during which the NIC may deliver other messages.
-void Call::report_unexpected(const std::vector<ptl_event_t>& events, const ListEntry& entry, uint32_t eq, bool claim)
+// Counts and writes the events of headers taken by take_unexpected, then frees the
+// overflow entries that gave their last header. Writing an event waits in simulated
+// time, during which the NIC may deliver other messages.
+void Call::report_unexpected(const TakenHeaders& taken, const ListEntry& entry, uint32_t eq, bool claim)
 {
-    for (const ptl_event_t& event : events) {
+    NetworkInterface& owner_ni = *ni(make_handle(HandleKind::NI, entry.ni));
+    for (const ptl_event_t& event : taken.events) {
         if (!claim) {
             write_event(nic(), p_, eq, event);
             continue;
@@ -610,6 +624,7 @@ void Call::report_unexpected(const std::vector<ptl_event_t>& events, const ListE
             count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
         if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, eq, event);
     }
+    for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic(), p_, owner_ni, *from);
 }
 
 int Call::me_search()
@@ -622,13 +637,14 @@ int Call::me_search()
         !ct_or_none(a.ct, n->index) || (a.list != PTL_SEARCH_ONLY && a.list != PTL_SEARCH_DELETE))
         return PTL_ARG_INVALID;
     ListEntry probe;
+    probe.ni = n->index;
     probe.criteria = criteria_of(a, *n);
     probe.ct = a.ct;
     PortalTableEntry& pt = n->table[a.pt_index];
     bool claim = a.list == PTL_SEARCH_DELETE;
-    std::vector<ptl_event_t> found = take_unexpected(pt, probe, a.user_ptr, claim);
+    TakenHeaders found = take_unexpected(pt, probe, a.user_ptr, claim);
     report_unexpected(found, probe, pt.eq, claim);
-    if (found.empty()) {
+    if (found.events.empty()) {
         ptl_event_t event{};
         event.type = PTL_EVENT_SEARCH;
         event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
@@ -825,7 +841,7 @@ int Call::ct_get()
         EmptyPoll poll = begin_empty_poll();
         bool elsewhere = false;
         std::unique_lock lock(*p_.mutex);
-        while ((c = ct(handle)) != nullptr && unchanged(*c) && sg4::Engine::get_clock() < poll.deadline) {
+        while ((c = ct(handle)) != nullptr && unchanged(*c) && !poll.expired()) {
             double until = poll.deadline;
             if ((elsewhere = arrival_visible(poll, until))) break;
             wait_for_activity(lock, until);

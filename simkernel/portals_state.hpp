@@ -98,6 +98,11 @@ struct ListEntry {
     uint64_t user_ptr = 0;
     uint32_t uid = PTL_UID_ANY;  // who may access it
     bool linked = false;
+    // Overflow entries: unexpected headers still pointing into this entry's buffer, and
+    // whether it was automatically unlinked with its events on, so that AUTO_FREE is due
+    // once the last of them is claimed (the buffer is then the program's again).
+    uint32_t headers = 0;
+    bool free_pending = false;
 
     RankRegion region(pid_t pid) const
     {
@@ -112,6 +117,7 @@ using ListEntryPtr = std::shared_ptr<ListEntry>;
 struct UnexpectedHeader {
     ptl_event_t event;
     Incoming source;  // match bits and initiator, to match later entries against
+    ListEntryPtr from;  // the overflow entry holding its data, kept until AUTO_FREE is decided
 };
 
 struct PortalTableEntry {

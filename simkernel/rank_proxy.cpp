@@ -10,6 +10,7 @@
 
 #include "context.hpp"
 #include "gate.hpp"
+#include "pmi_service.hpp"
 #include "portals_engine.hpp"
 #include "trace.hpp"
 
@@ -70,6 +71,10 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         return false;
     }
     default:
+        if (is_pmi_request(request.op)) {
+            reply.rc = serve_pmi(r, request, reply);
+            return false;
+        }
         if (request.op >= static_cast<uint32_t>(wire::Op::PtlInit) && request.op < static_cast<uint32_t>(wire::Op::Count)) {
             double start = sg4::Engine::get_clock();
             try {

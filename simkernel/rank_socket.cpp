@@ -49,6 +49,7 @@ wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count)
     welcome.cpu_factor = config.cpu_factor;
     welcome.cpu_threshold = config.cpu_threshold;
     welcome.epoch = config.epoch;
+    welcome.world_size = config.world_size;
     std::snprintf(welcome.node_name, sizeof welcome.node_name, "%s", rank.node_name.c_str());
     return welcome;
 }

@@ -12,7 +12,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -42,6 +42,8 @@ struct Welcome {
     double cpu_factor;
     double cpu_threshold;  // seconds; compute below it is ignored
     double epoch;          // seconds since 1970 at simulated time 0 (for CLOCK_REALTIME)
+    int32_t world_size;    // ranks in the run (PMI_Get_size)
+    int32_t reserved;
     char node_name[kNameBytes];
     char reason[256];
 };
@@ -65,6 +67,10 @@ enum class Op : uint32_t {
     Sleep = 2,     // args: SleepArgs
     Yield = 3,     // sched_yield: a scheduling point, no simulated cost
     Backtrace = 4, // the rank reports a backtrace text (args: TextArgs) before dying
+    // PMI-1 bootstrap of spawn-mode ranks (pmi_service.hpp)
+    PmiBarrier = 5,  // no args; the reply comes when every rank has arrived
+    PmiKvsPut = 6,   // args: PmiKvsArgs
+    PmiKvsGet = 7,   // args: PmiKvsArgs (value empty); reply: PmiKvsArgs with the value, rc 0 or -1
     // Portals 4 (10..)
     PtlInit = 10,
     PtlFini,
@@ -165,6 +171,21 @@ struct TextArgs {
     uint32_t length;
     char text[kArgBytes - 8];
 };
+
+// ---------------------------------------------------------------------------------------
+// Arguments of the PMI operations. The sizes are what PMI_KVS_Get_*_length_max report
+// (terminating NUL included): one request holds a name, a key and a value.
+
+inline constexpr size_t kPmiNameBytes = 64;
+inline constexpr size_t kPmiKeyBytes = 64;
+inline constexpr size_t kPmiValueBytes = 768;
+
+struct PmiKvsArgs {
+    char name[kPmiNameBytes];
+    char key[kPmiKeyBytes];
+    char value[kPmiValueBytes];
+};
+static_assert(sizeof(PmiKvsArgs) <= kArgBytes);
 
 // ---------------------------------------------------------------------------------------
 // Arguments of the Portals operations. Handles are the 32-bit values of portals4.h;

@@ -6,18 +6,20 @@ import sys
 import time
 
 launcher, program = sys.argv[1], sys.argv[2]
-start = time.monotonic()
-run = subprocess.run([launcher, "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,
-                     timeout=60, start_new_session=True)
-elapsed = time.monotonic() - start
 errors = []
-if run.returncode == 0:
-    errors.append("exit status 0")
-if "deadlock" not in run.stderr:
-    errors.append("no 'deadlock' in the diagnosis")
-for rank in (0, 1):
-    if f"rank {rank} " not in run.stderr or "PtlEQWait" not in run.stderr:
-        errors.append(f"rank {rank} and its PtlEQWait are not named")
+# Waiting, then polling in vain (the program's argument "poll").
+for args, call in (([], "PtlEQWait"), (["poll"], "PtlEQGet")):
+    start = time.monotonic()
+    run = subprocess.run([launcher, "-n", "2", "--cpu-model", "zero", program] + args, capture_output=True,
+                         text=True, timeout=60, start_new_session=True)
+    elapsed = time.monotonic() - start
+    if run.returncode == 0:
+        errors.append(f"{call}: exit status 0")
+    if "deadlock" not in run.stderr:
+        errors.append(f"{call}: no 'deadlock' in the diagnosis")
+    for rank in (0, 1):
+        if f"rank {rank} " not in run.stderr or call not in run.stderr:
+            errors.append(f"rank {rank} and its {call} are not named\n--- stderr ---\n{run.stderr}")
 leftover = subprocess.run(["pgrep", "-x", "deadlock"], capture_output=True, text=True).stdout.split()
 if leftover:
     errors.append(f"processes left behind: {leftover}")

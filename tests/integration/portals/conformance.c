@@ -8,13 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-#define CHECK(expr)                                                             \
-    do {                                                                        \
-        int ok_ = (expr);                                                       \
-        printf("%s %s\n", ok_ ? "ok  " : "FAIL", #expr);                        \
-        failures += !ok_;                                                       \
-    } while (0)
+#include "checks.h"
 
 int main(void)
 {

@@ -65,7 +65,9 @@ int main(void)
         expect(over.type == PTL_EVENT_PUT_OVERFLOW && over.match_bits == 0x11 && over.user_ptr == (void *)0x11 &&
                    over.mlength == 16 && memcmp(over.start, "message 0x11", 12) == 0,
                "the appended entry claims its unexpected header: PUT_OVERFLOW, data in the overflow buffer");
-        expect(no_event(), "a use-once entry consumed at append is never linked");
+        ptl_event_t gone = next();
+        expect(gone.type == PTL_EVENT_AUTO_UNLINK && gone.user_ptr == (void *)0x11 && no_event(),
+               "a use-once entry consumed at append is never linked, but reports its unlink");
         probe.match_bits = 0x13;
         PtlMESearch(ni, 7, &probe, PTL_SEARCH_DELETE, (void *)0x13);
         over = next();
