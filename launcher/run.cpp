@@ -744,7 +744,7 @@ void Supervisor::report_summary(int status)
     std::string read_error;
     std::optional<nlohmann::json> server = read_summary(summary_path_, read_error);
     if (!read_error.empty()) log::warning("{}", read_error);
-    if (!plan_.options.quiet) log::raw(format_summary(server ? &*server : nullptr, wall_time));
+    if (!plan_.options.quiet) log::raw(format_summary(server ? &*server : nullptr, wall_time, status));
     if (plan_.options.summary_file) {
         nlohmann::json out = launcher_summary(server ? &*server : nullptr, wall_time, status, launcher_error_);
         std::ofstream file(*plan_.options.summary_file, std::ios::trunc);

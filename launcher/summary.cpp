@@ -84,7 +84,7 @@ std::optional<json> read_summary(const std::string& path, std::string& error)
     return parsed;
 }
 
-std::string format_summary(const json* server, double wall_time, size_t max_rank_lines)
+std::string format_summary(const json* server, double wall_time, int exit_status, size_t max_rank_lines)
 {
     std::string out = "s4bxi-launch: run summary\n";
     auto row = [&](const char* label, const std::string& value) { out += fmt::format("  {:<20}{}\n", label, value); };
@@ -98,6 +98,7 @@ std::string format_summary(const json* server, double wall_time, size_t max_rank
     // The server's message may carry a backtrace (already printed on its stderr): first line only.
     message = message.substr(0, message.find('\n'));
     row("status", message.empty() || status == "ok" ? status : status + ": " + message);
+    if (exit_status != 0) row("exit status", fmt::format("{} (of the program or command)", exit_status));
     auto makespan = number(*server, "makespan");
     row("simulated makespan", makespan ? format_seconds(*makespan) : "-");
     row("wall time", fmt::format("{:.3f} s", wall_time));

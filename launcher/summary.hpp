@@ -14,7 +14,10 @@ std::optional<nlohmann::json> read_summary(const std::string& path, std::string&
 
 // The human summary printed on stderr. `server` may be null (the server wrote none).
 // At most `max_rank_lines` rank lines are printed.
-std::string format_summary(const nlohmann::json* server, double wall_time, size_t max_rank_lines = 32);
+// `exit_status`: the launcher's own (the command's, or the first failing rank's); shown when
+// not 0, since the simulation itself may have gone well.
+std::string format_summary(const nlohmann::json* server, double wall_time, int exit_status = 0,
+                           size_t max_rank_lines = 32);
 
 // The JSON written by --summary FILE: the server's summary with "wall_time" and
 // "exit_status" added (and "launcher_error" when the launcher itself stopped the run). With

@@ -67,6 +67,8 @@ TEST_CASE("human summary", "[summary]")
     CHECK(contains(text, "1048576 (1.0 MiB)"));
     CHECK(contains(text, "node1"));
     CHECK(contains(text, "unfinished"));
+    CHECK(!contains(text, "exit status"));
+    CHECK(contains(format_summary(&s, 1.25, 3), "exit status         3 (of the program or command)"));
     CHECK(contains(failed_message_first_line(), "rank-crash: rank 1 died"));
 
     json failed = sample(1);
@@ -75,7 +77,7 @@ TEST_CASE("human summary", "[summary]")
     CHECK(contains(format_summary(&failed, 1), "deadlock: rank 0 waits in PtlEQWait"));
 
     json many = sample(40);
-    std::string truncated = format_summary(&many, 1, 32);
+    std::string truncated = format_summary(&many, 1, 0, 32);
     CHECK(contains(truncated, "8 more ranks"));
     CHECK_FALSE(contains(truncated, "node33"));
 }
