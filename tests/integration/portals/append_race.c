@@ -12,14 +12,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "expect.h"
+
 enum { MESSAGES = 64, PT = 3, PID = 9 };
 
-static int rank;
-static void expect(int condition, const char *what)
-{
-    printf("rank %d %s %s\n", rank, condition ? "ok" : "FAIL", what);
-    if (!condition) exit(1);
-}
 
 int main(void)
 {

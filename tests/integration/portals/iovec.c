@@ -7,13 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank;
-static void expect(int condition, const char *what)
-{
-    printf("rank %d %s %s\n", rank, condition ? "ok" : "FAIL", what);
-    fflush(stdout);
-    if (!condition) exit(1);
-}
+#include "expect.h"
 
 int main(void)
 {

@@ -7,14 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank;
+#include "expect.h"
+
 static ptl_handle_eq_t eq;
-static void expect(int condition, const char *what)
-{
-    printf("rank %d %s %s\n", rank, condition ? "ok" : "FAIL", what);
-    fflush(stdout);
-    if (!condition) exit(1);
-}
 static ptl_event_t wait_type(ptl_event_kind_t type)
 {
     ptl_event_t event;

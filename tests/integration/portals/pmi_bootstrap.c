@@ -12,14 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank = -1;
-static void expect(int condition, const char *what)
-{
-    printf("rank %d %s %s\n", rank, condition ? "ok" : "FAIL", what);
-    fflush(stdout);
-    if (!condition) exit(1);
-}
-#define EXPECT_RC(call, rc) expect((call) == (rc), #call " == " #rc)
+#include "expect.h"
 
 static ptl_handle_eq_t eq;
 static ptl_event_t wait_event(ptl_event_kind_t kind)

@@ -10,17 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-static int rank;
-static void expect(int condition, const char *what)
-{
-    if (!condition) {
-        printf("rank %d FAIL %s\n", rank, what);
-        fflush(stdout);
-        exit(1);
-    }
-    printf("rank %d ok %s\n", rank, what);
-}
-#define EXPECT_RC(call, rc) expect((call) == (rc), #call " == " #rc)
+#include "expect.h"
 
 static ptl_handle_eq_t eq;
 static ptl_event_t wait_event(ptl_event_kind_t kind)

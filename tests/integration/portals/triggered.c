@@ -9,13 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-static int rank;
-static void expect(int condition, const char *what)
-{
-    printf("rank %d %s %s\n", rank, condition ? "ok" : "FAIL", what);
-    fflush(stdout);
-    if (!condition) exit(1);
-}
+#include "expect.h"
+
 static long long now_ns(void)
 {
     struct timespec ts;

@@ -7,13 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank;
+#include "expect.h"
+
 static ptl_handle_eq_t eq;
-static void expect(int condition, const char *what)
-{
-    printf("rank %d %s %s\n", rank, condition ? "ok" : "FAIL", what);
-    if (!condition) exit(1);
-}
 static ptl_event_t next(void)
 {
     ptl_event_t event;
