@@ -74,18 +74,6 @@ ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
     return out;
 }
 
-[[noreturn, maybe_unused]] void not_supported(RankRecord& r, const std::string& what);
-
-struct NotSupported {
-    std::string what;
-};
-
-void not_supported(RankRecord& r, const std::string& what)
-{
-    (void)r;
-    throw NotSupported{what};
-}
-
 EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n)
 {
     EntryCriteria c;
@@ -1129,15 +1117,9 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
     bool data_movement = op == wire::Op::PtlPut || op == wire::Op::PtlGet || op == wire::Op::PtlAtomic ||
                          op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap || op == wire::Op::PtlTriggered;
     if (!data_movement) ++rank.portals_ops;  // data calls count themselves once validated
-    try {
-        int rc = Call(rank, request, reply).run();
-        rank.waiting_on.clear();
-        return rc;
-    } catch (const NotSupported& unsupported) {
-        fmt::print(stderr, "s4bxi-simkernel: rank {}: not supported yet: {}\n", rank.rank, unsupported.what);
-        rank.waiting_on.clear();
-        return PTL_FAIL;
-    }
+    int rc = Call(rank, request, reply).run();
+    rank.waiting_on.clear();
+    return rc;
 }
 
 }  // namespace s4bxi::sim
