@@ -228,11 +228,11 @@ struct Checker {
     {
         std::vector<int> ranks;
         std::string_view rest = value;
-        while (!rest.empty()) {
+        for (bool more = !rest.empty(); more;) {  // an empty list: no rank
             size_t comma = rest.find(',');
             std::string_view item = rest.substr(0, comma);
-            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-            if (comma != std::string_view::npos && rest.empty()) item = {};  // trailing comma
+            more = comma != std::string_view::npos;
+            if (more) rest.remove_prefix(comma + 1);
             size_t dash = item.find('-');
             auto first = parse_integer(std::string(item.substr(0, dash)));
             auto last = dash == std::string_view::npos ? first : parse_integer(std::string(item.substr(dash + 1)));
