@@ -23,6 +23,7 @@
 
 #include "cpu_accounting.hpp"
 #include "crash_handler.hpp"
+#include "outside_episode.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "seccomp_filter.hpp"
 #include "time_math.hpp"
@@ -260,6 +261,11 @@ bool on_simulated_thread()
     return tid == g_state.tid;
 }
 
+int simulated_thread_id()
+{
+    return g_state.active ? g_state.tid : 0;
+}
+
 uint64_t thread_cpu_ns()
 {
     timespec ts{};
@@ -425,6 +431,8 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     int64_t wall_entry_ns = host_monotonic_ns();
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
+    if (!g_state.in_call && !g_state.in_reading && on_simulated_thread())
+        if (const wire::Reply* local = outside::absorb(op, args)) return *local;
     g_state.in_call = true;
     // The request and the reply are readings of the CPU clock (cpu_accounting.hpp): the
     // wall stamps frame the application's time between our readings. A request from

@@ -62,6 +62,9 @@ const char* node_name();
 // if the server is gone.
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
 
+// Kernel thread id of the simulated thread (0 when not a rank).
+int simulated_thread_id();
+
 // Thread CPU time of the calling thread, read by raw syscall (never through our own
 // interposed symbols, never caught by our seccomp filter).
 uint64_t thread_cpu_ns();

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "context.hpp"
+#include "outside_wait_service.hpp"
 #include "rank_socket.hpp"
+#include "s4bxi/thread_state.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
 
@@ -24,6 +26,11 @@ uint32_t g_node_count = 0;
 namespace {
 
 namespace sg4 = simgrid::s4u;
+
+bool running(const RankRecord& r)
+{
+    return r.phase == RankPhase::Computing || r.phase == RankPhase::BlockedOutside;
+}
 
 // One line per rank: what it is doing, and for a waiting rank, where.
 std::string describe_ranks()
@@ -49,26 +56,13 @@ bool posted(const RankRecord& r)
     return r.slot.object->state.load(std::memory_order_acquire) == static_cast<uint32_t>(wire::SlotState::Posted);
 }
 
-bool running(const RankRecord& r)
-{
-    return r.phase == RankPhase::Computing || r.phase == RankPhase::BlockedOutside;
-}
-
 // True when the rank's simulated thread is sleeping in the kernel (a pipe, a futex, a
 // PMIx fence), false when it runs or waits for a CPU: on a loaded machine a runnable rank
 // can go without CPU time for a while without being blocked.
 bool thread_sleeping(const RankRecord& r)
 {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", r.pid, r.tid);
-    FILE* stat = std::fopen(path, "re");
-    if (!stat) return false;
-    char text[512];
-    size_t length = std::fread(text, 1, sizeof text - 1, stat);
-    std::fclose(stat);
-    text[length] = '\0';
-    const char* state = std::strrchr(text, ')');  // the command name may hold spaces
-    return state && state[1] == ' ' && (state[2] == 'S' || state[2] == 'D' || state[2] == 'T' || state[2] == 't');
+    char state = thread_state(r.pid, r.tid);
+    return state == 'S' || state == 'D' || state == 'T' || state == 't';
 }
 
 // Computing <-> blocked outside, from the progress of the rank's CPU clock and the state
@@ -121,6 +115,7 @@ void dispatch(const std::vector<RankRecord*>& batch)
     for (RankRecord* r : batch) {  // in rank order: the registry is sorted
         r->request = r->slot.object->request;
         r->phase = RankPhase::Waiting;
+        end_outside_wait(*r);
         r->dispatch->release();
     }
 }
@@ -165,6 +160,20 @@ void gate_actor()
             if (serve_rank_socket(r, g_node_count) == SocketStatus::Closed) {
                 on_rank_death(r);
                 break;
+            }
+            if (r.outside_wait == OutsideWait::Others) {  // announced: no need to guess
+                outside = true;
+                continue;
+            }
+            if (r.outside_wait == OutsideWait::Hold) {
+                computing = true;
+                if (now - r.outside_since_wall > ctx.config.outside_deadlock_timeout)
+                    ctx.outcome.fail("deadlock",
+                                     fmt::format("rank {} has waited {:.0f} s of wall time outside the simulation, in {}, "
+                                                 "which should complete without the other ranks:{}",
+                                                 r.rank, now - r.outside_since_wall, r.outside_what, describe_ranks()),
+                                     kExitDeadlock);
+                continue;
             }
             update_cpu_progress(r, now);
             computing |= r.phase == RankPhase::Computing;

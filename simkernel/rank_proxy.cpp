@@ -10,6 +10,7 @@
 
 #include "context.hpp"
 #include "gate.hpp"
+#include "outside_wait_service.hpp"
 #include "pmi_service.hpp"
 #include "portals_engine.hpp"
 #include "trace.hpp"
@@ -60,6 +61,9 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         return false;
     }
     case wire::Op::Yield: return false;
+    case wire::Op::OutsideWait:
+        reply.rc = announce_outside_wait(r, wire::args_as<wire::OutsideWaitArgs>(request.args));
+        return false;
     case wire::Op::Backtrace: {
         const auto& text = wire::args_as<wire::TextArgs>(request.args);
         std::string report(text.text, strnlen(text.text, std::min<size_t>(text.length, sizeof text.text)));

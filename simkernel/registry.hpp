@@ -11,6 +11,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "channel_server.hpp"
+#include "outside_waits.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
@@ -49,6 +50,11 @@ struct RankRecord {
     wire::Request request{};             // the request being served
     std::string waiting_on;              // what the proxy waits for, for deadlock reports
     RankPortals* portals = nullptr;      // owned by the Portals engine
+    // A wait outside the simulation the rank announced (outside_waits.hpp), until its
+    // next request: its state, the call, and since when (wall seconds) it holds time.
+    OutsideWait outside_wait = OutsideWait::None;
+    std::string outside_what;
+    double outside_since_wall = 0.0;
 
     // Results.
     double end_time = 0.0;

@@ -12,7 +12,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 3;
+inline constexpr uint32_t kVersion = 4;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -71,6 +71,9 @@ enum class Op : uint32_t {
     PmiBarrier = 5,  // no args; the reply comes when every rank has arrived
     PmiKvsPut = 6,   // args: PmiKvsArgs
     PmiKvsGet = 7,   // args: PmiKvsArgs (value empty); reply: PmiKvsArgs with the value, rc 0 or -1
+    // The rank is about to wait outside the simulation (a PMIx call of its process
+    // manager); args: OutsideWaitArgs. Its next request ends the wait.
+    OutsideWait = 8,
     // Portals 4 (10..)
     PtlInit = 10,
     PtlFini,
@@ -171,6 +174,23 @@ struct TextArgs {
     uint32_t length;
     char text[kArgBytes - 8];
 };
+
+// What kind of wait outside the simulation a rank announces (simkernel/outside_waits.hpp).
+enum class OutsideWaitKind : uint32_t {
+    Local = 0,       // completes without the other ranks (PMIx_Finalize, event handler registration)
+    Collective = 1,  // completes when every participant has entered it (a PMIx fence)
+    Unknown = 2,     // may depend on other ranks in ways the rank cannot tell
+};
+
+inline constexpr size_t kMaxOutsideParticipants = 240;
+
+struct OutsideWaitArgs {
+    uint32_t kind;   // OutsideWaitKind
+    uint32_t count;  // Collective: ranks listed in `ranks`; 0 = every rank of the run
+    char what[48];   // the call, for reports ("PMIx_Fence_nb")
+    int32_t ranks[kMaxOutsideParticipants];
+};
+static_assert(sizeof(OutsideWaitArgs) <= kArgBytes);
 
 // ---------------------------------------------------------------------------------------
 // Arguments of the PMI operations. The sizes are what PMI_KVS_Get_*_length_max report

@@ -26,7 +26,8 @@ over the launcher's own Open MPI defaults (docs/openmpi.md). A run passes when t
 own results), and the run summary has every rank finished on the expected nodes. For p2p over
 Portals, the program also asserts simulated times derived from the model
 (tests/integration/model.py). A determinism case runs twice under --cpu-model zero and
-requires byte-identical program output.
+requires byte-identical program output and the same run summary (every simulated figure:
+end times, time in Portals, operations, messages, bytes; not the wall time).
 
 Known limits, passed to the programs (docs/openmpi.md):
 - coll/portals4 offloads MPI_LONG reductions as byte-wise PTL_INT8_T atomics (an upstream
@@ -160,7 +161,24 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
         check(not quiet, f"ranks {quiet} sent no message over simulated Portals")
     print(f"simulated makespan {summary['makespan']:.9f} s, {summary['portals_ops']} Portals operations, "
           f"{summary['bytes_moved']} bytes moved", flush=True)
-    return proc.stdout
+    return proc.stdout, simulated_figures(summary)
+
+
+def simulated_figures(summary):
+    """The run summary without what depends on the host (wall time, process ids)."""
+    figures = {k: v for k, v in summary.items() if k not in ("wall_time", "ranks")}
+    figures["ranks"] = [{k: v for k, v in r.items() if k != "pid"} for r in summary["ranks"]]
+    return figures
+
+
+def differences(first, second, prefix=""):
+    """The fields of two summaries that differ, as 'path: a != b' lines."""
+    if isinstance(first, dict) and isinstance(second, dict):
+        return [line for k in sorted(set(first) | set(second))
+                for line in differences(first.get(k), second.get(k), f"{prefix}{k}.")]
+    if isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
+        return [line for i, (a, b) in enumerate(zip(first, second)) for line in differences(a, b, f"{prefix}{i}.")]
+    return [] if first == second else [f"{prefix.rstrip('.')}: {first!r} != {second!r}"]
 
 
 def main(argv):
@@ -192,9 +210,14 @@ def main(argv):
             program_args += model_bounds(source_root)
         for _ in range(repeat):
             if determinism:
-                first = run_once(launcher, program, configuration, ranks, ppn, components, program_args, "zero")
-                second = run_once(launcher, program, configuration, ranks, ppn, components, program_args, "zero")
+                first, first_figures = run_once(launcher, program, configuration, ranks, ppn, components,
+                                                program_args, "zero")
+                second, second_figures = run_once(launcher, program, configuration, ranks, ppn, components,
+                                                  program_args, "zero")
                 check(first == second, "two runs under --cpu-model zero printed different output")
+                changed = differences(first_figures, second_figures)
+                check(not changed, "two runs under --cpu-model zero have different run summaries:\n  " +
+                      "\n  ".join(changed))
             else:
                 run_once(launcher, program, configuration, ranks, ppn, components, program_args)
     except Skip as e:

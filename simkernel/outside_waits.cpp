@@ -1,0 +1,27 @@
+#include "outside_waits.hpp"
+
+namespace s4bxi::sim {
+
+const char* to_string(OutsideWait wait)
+{
+    switch (wait) {
+    case OutsideWait::None: return "none";
+    case OutsideWait::Others: return "waits for the other participants";
+    case OutsideWait::Hold: return "holds time";
+    }
+    return "?";
+}
+
+FenceBook::Arrival FenceBook::arrive(int rank, const std::vector<int>& participants)
+{
+    auto& entered = entered_[participants];
+    uint64_t fence = ++entered[rank];
+    size_t arrived = 0;
+    for (int p : participants) {
+        auto it = entered.find(p);
+        if (it != entered.end() && it->second >= fence) ++arrived;
+    }
+    return {arrived == participants.size(), fence, arrived};
+}
+
+}  // namespace s4bxi::sim
