@@ -209,10 +209,9 @@ S4BXI_API int PtlMDRelease(ptl_handle_md_t md_handle)
     return handle_call(wire::Op::PtlMDRelease, md_handle);
 }
 
-static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me, bool is_le,
-                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle, wire::Op op = wire::Op::PtlMEAppend)
+static wire::MEAppendArgs entry_args(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me,
+                                     bool is_le, ptl_list_t list, void* user_ptr)
 {
-    if (!handle && op == wire::Op::PtlMEAppend) return PTL_ARG_INVALID;
     wire::MEAppendArgs args{};
     args.ni = ni_handle;
     args.pt_index = pt_index;
@@ -228,6 +227,14 @@ static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_
     args.min_free = me.min_free;
     args.user_ptr = reinterpret_cast<uint64_t>(user_ptr);
     args.is_le = is_le;
+    return args;
+}
+
+static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me, bool is_le,
+                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle, wire::Op op = wire::Op::PtlMEAppend)
+{
+    if (!handle && op == wire::Op::PtlMEAppend) return PTL_ARG_INVALID;
+    wire::MEAppendArgs args = entry_args(ni_handle, pt_index, me, is_le, list, user_ptr);
     const wire::Reply& reply = call(op, &args, sizeof args);
     if (reply.rc == PTL_OK && handle) *handle = result<wire::HandleReply>(reply).handle;
     return reply.rc;
@@ -591,7 +598,8 @@ S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle
 }
 
 // ---------------------------------------------------------------------------------------
-// Declared by portals4.h, not simulated yet: they fail loudly rather than pretend.
+// The rest of portals4.h: atomic ordering, bundles, NI status and handles, maps, and
+// the triggered list operations.
 
 S4BXI_API int PtlAtomicSync(void)
 {
@@ -649,12 +657,32 @@ S4BXI_API int PtlGetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size, ptl_proc
     return reply.rc;
 }
 
-S4BXI_API int PtlTriggeredMEAppend(ptl_handle_ni_t, ptl_pt_index_t, ptl_me_t*, ptl_list_t, void*, ptl_handle_me_t*,
-                                   ptl_handle_ct_t, ptl_size_t)
+// Triggered list operations (the reference's, outside the specification): the entry and
+// its handle exist at once, the append or unlink happens when the trigger fires. An entry
+// unlinked before its append fires is never linked.
+S4BXI_API int PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, ptl_me_t* me_init,
+                                   ptl_list_t ptl_list, void* user_ptr, ptl_handle_me_t* me_handle_p,
+                                   ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-    return not_supported("PtlTriggeredMEAppend");
+    REQUIRE_RANK();
+    if (!me_init || !me_handle_p) return PTL_ARG_INVALID;
+    wire::TriggeredArgs args{};
+    args.op = static_cast<uint32_t>(wire::Op::PtlMEAppend);
+    args.trigger_ct = trig_ct_handle;
+    args.threshold = threshold;
+    args.entry = entry_args(ni_handle, pt_index, *me_init, false, ptl_list, user_ptr);
+    const wire::Reply& reply = call(wire::Op::PtlTriggered, &args, sizeof args);
+    if (reply.rc == PTL_OK) *me_handle_p = result<wire::HandleReply>(reply).handle;
+    return reply.rc;
 }
-S4BXI_API int PtlTriggeredMEUnlink(ptl_handle_me_t, ptl_handle_ct_t, ptl_size_t)
+
+S4BXI_API int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle, ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
-    return not_supported("PtlTriggeredMEUnlink");
+    REQUIRE_RANK();
+    wire::TriggeredArgs args{};
+    args.op = static_cast<uint32_t>(wire::Op::PtlMEUnlink);
+    args.trigger_ct = trig_ct_handle;
+    args.threshold = threshold;
+    args.entry_handle = me_handle;
+    return call(wire::Op::PtlTriggered, &args, sizeof args).rc;
 }

@@ -91,6 +91,121 @@ EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n
     return c;
 }
 
+// Unexpected headers taken off a list, and the overflow entries that gave them.
+struct TakenHeaders {
+    std::vector<ptl_event_t> events;
+    std::vector<ListEntryPtr> released;
+};
+
+// Unexpected headers matching `entry`, as the events they will become (with `user_ptr`):
+// overflow events when `claim`, and then they leave the list; SEARCH events without
+// `claim` (PtlMESearch with PTL_SEARCH_ONLY), and they stay. A use-once entry takes only
+// the first; a persistent one gets an event for every match, searches included. Nothing
+// here waits in simulated time.
+TakenHeaders take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
+{
+    TakenHeaders taken;
+    for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
+        if (!criteria_match(entry.criteria, it->source)) {
+            ++it;
+            continue;
+        }
+        ptl_event_t event = it->event;
+        event.user_ptr = reinterpret_cast<void*>(user_ptr);
+        if (!claim) event.type = PTL_EVENT_SEARCH;
+        taken.events.push_back(event);
+        if (claim) {
+            if (it->from) {
+                --it->from->headers;
+                taken.released.push_back(it->from);
+            }
+            it = pt.unexpected.erase(it);
+        } else {
+            ++it;
+        }
+        if (entry.criteria.options & PTL_ME_USE_ONCE) break;
+    }
+    return taken;
+}
+
+// Counts and writes the events of headers taken by take_unexpected, then frees the
+// overflow entries that gave their last header. Writing an event waits in simulated
+// time, during which the NIC may deliver other messages.
+void report_unexpected(Nic& nic, RankPortals& owner, const TakenHeaders& taken, const ListEntry& entry, uint32_t eq,
+                       bool claim)
+{
+    NetworkInterface& owner_ni = owner.nis[entry.ni];
+    for (const ptl_event_t& event : taken.events) {
+        if (!claim) {
+            write_event(nic, owner, eq, event);
+            continue;
+        }
+        if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
+            count_event(owner, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
+        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic, owner, eq, event);
+    }
+    for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic, owner, owner_ni, *from);
+}
+
+
+// Links a new entry at this instant: a priority entry first claims the unexpected
+// headers it matches; a use-once entry consumed that way is never linked. Claiming and
+// linking happen at one instant: a message arriving while the claimed headers' events are
+// written must find the entry linked, not fall into the overflow list behind the search
+// (a header lost that way left coll/portals4's barrier waiting forever). Nothing here
+// waits; report_link() writes the events afterwards.
+struct Linked {
+    TakenHeaders claimed;
+    bool consumed = false;
+};
+
+Linked claim_and_link(RankPortals& owner, const ListEntryPtr& entry)
+{
+    PortalTableEntry& pt = owner.nis[entry->ni].table[entry->pt_index];
+    Linked linked;
+    if (entry->list == PTL_PRIORITY_LIST) linked.claimed = take_unexpected(pt, *entry, entry->user_ptr, true);
+    linked.consumed = !linked.claimed.events.empty() && (entry->criteria.options & PTL_ME_USE_ONCE);
+    uint32_t index = handle_index(entry->handle);
+    if (linked.consumed) {
+        entry->linked = false;
+        if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+    } else {
+        entry->linked = true;
+        (entry->list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
+    }
+    return linked;
+}
+
+// The events of a link: the claimed headers' overflow events, then LINK, or, for a
+// use-once entry consumed at once, the specification's PTL_EVENT_AUTO_UNLINK. Waits in
+// simulated time.
+void report_link(Nic& nic, RankPortals& owner, const ListEntryPtr& entry, const Linked& linked)
+{
+    NetworkInterface& n = owner.nis[entry->ni];
+    uint32_t options = entry->criteria.options;
+    report_unexpected(nic, owner, linked.claimed, *entry, n.table[entry->pt_index].eq, true);
+    if (linked.consumed) {
+        if (!(options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)))
+            write_entry_event(nic, owner, n, *entry, PTL_EVENT_AUTO_UNLINK);
+        return;
+    }
+    if (!(options & PTL_ME_EVENT_LINK_DISABLE)) write_entry_event(nic, owner, n, *entry, PTL_EVENT_LINK);
+}
+
+// The trigger of a PtlTriggeredMEAppend fired: the entry is linked at this instant, and
+// its events are written by an actor of the NIC (triggers fire inside other operations,
+// which must not wait for them).
+void append_triggered(RankPortals& owner, const ListEntryPtr& entry)
+{
+    if (!entry->pending_append) return;  // unlinked meanwhile
+    entry->pending_append = false;
+    Linked linked = claim_and_link(owner, entry);
+    Nic& nic = nic_model().nic(owner.nid);
+    RankPortals* rank = &owner;
+    sg4::Actor::create("triggered-append", nic.hosts().nic,
+                       [&nic, rank, entry, linked] { report_link(nic, *rank, entry, linked); });
+}
+
 class Call {
 public:
     Call(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
@@ -243,13 +358,7 @@ private:
     int set_map();
     int get_map();
     int ni_handle();
-    // Unexpected headers taken off a list, and the overflow entries that gave them.
-    struct TakenHeaders {
-        std::vector<ptl_event_t> events;
-        std::vector<ListEntryPtr> released;
-    };
-    TakenHeaders take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim);
-    void report_unexpected(const TakenHeaders& taken, const ListEntry& entry, uint32_t eq, bool claim);
+    int new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out);
     int eq_alloc();
     int eq_free();
     int wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what);
@@ -497,9 +606,9 @@ int Call::md_release()
     return PTL_OK;
 }
 
-int Call::me_append()
+// Checks an entry's arguments and creates it, with its handle, not linked yet.
+int Call::new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out)
 {
-    const auto& a = args<wire::MEAppendArgs>();
     NetworkInterface* n = ni(a.ni);
     if (!n || n->matching() == static_cast<bool>(a.is_le)) return PTL_ARG_INVALID;
     uint32_t mask = a.is_le ? PTL_LE_APPEND_OPTIONS_MASK : PTL_ME_APPEND_OPTIONS_MASK;
@@ -536,83 +645,20 @@ int Call::me_append()
     entry->min_free = a.min_free;
     entry->user_ptr = a.user_ptr;
     entry->uid = a.uid;
-    entry->linked = true;
     entry->criteria = criteria_of(a, *n);
     entry->criteria.length = *bytes;
     entry->iov_count = iovec ? a.length : 0;
-    out<wire::HandleReply>().handle = entry->handle;
-    // A priority entry first claims the unexpected headers it matches; a use-once entry
-    // consumed that way is never linked, but still reports its unlinking (the
-    // specification's PTL_EVENT_AUTO_UNLINK). Claiming and linking happen at one instant: a
-    // message arriving while the claimed headers' events are written must find the entry
-    // linked, not fall into the overflow list behind the search (a header lost that way
-    // left coll/portals4's barrier waiting forever).
-    TakenHeaders claimed;
-    if (a.list == PTL_PRIORITY_LIST) claimed = take_unexpected(pt, *entry, a.user_ptr, true);
-    bool consumed = !claimed.events.empty() && (a.options & PTL_ME_USE_ONCE);
-    if (consumed) {
-        entry->linked = false;
-        p_.entries[index].reset();
-    } else {
-        (a.list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
-    }
-    report_unexpected(claimed, *entry, pt.eq, true);
-    if (consumed) {
-        if (!(a.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)))
-            write_entry_event(nic(), p_, *n, *entry, PTL_EVENT_AUTO_UNLINK);
-        return PTL_OK;
-    }
-    if (!(a.options & PTL_ME_EVENT_LINK_DISABLE)) write_entry_event(nic(), p_, *n, *entry, PTL_EVENT_LINK);
+    out = entry;
     return PTL_OK;
 }
 
-// Unexpected headers matching `entry`, as the events they will become (with `user_ptr`):
-// overflow events when `claim`, and then they leave the list; SEARCH events without
-// `claim` (PtlMESearch with PTL_SEARCH_ONLY), and they stay. A use-once entry takes only
-// the first; a persistent one gets an event for every match, searches included. Nothing
-// here waits in simulated time.
-Call::TakenHeaders Call::take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
+int Call::me_append()
 {
-    TakenHeaders taken;
-    for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
-        if (!criteria_match(entry.criteria, it->source)) {
-            ++it;
-            continue;
-        }
-        ptl_event_t event = it->event;
-        event.user_ptr = reinterpret_cast<void*>(user_ptr);
-        if (!claim) event.type = PTL_EVENT_SEARCH;
-        taken.events.push_back(event);
-        if (claim) {
-            if (it->from) {
-                --it->from->headers;
-                taken.released.push_back(it->from);
-            }
-            it = pt.unexpected.erase(it);
-        } else {
-            ++it;
-        }
-        if (entry.criteria.options & PTL_ME_USE_ONCE) break;
-    }
-    return taken;
-}
-
-// Counts and writes the events of headers taken by take_unexpected, then frees the
-// overflow entries that gave their last header. Writing an event waits in simulated
-// time, during which the NIC may deliver other messages.
-void Call::report_unexpected(const TakenHeaders& taken, const ListEntry& entry, uint32_t eq, bool claim)
-{
-    NetworkInterface& owner_ni = *ni(make_handle(HandleKind::NI, entry.ni));
-    for (const ptl_event_t& event : taken.events) {
-        if (!claim) {
-            write_event(nic(), p_, eq, event);
-            continue;
-        }
-        if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
-            count_event(p_, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
-        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic(), p_, eq, event);
-    }
-    for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic(), p_, owner_ni, *from);
+    ListEntryPtr entry;
+    if (int rc = new_entry(args<wire::MEAppendArgs>(), entry); rc != PTL_OK) return rc;
+    out<wire::HandleReply>().handle = entry->handle;
+    report_link(nic(), p_, entry, claim_and_link(p_, entry));
+    return PTL_OK;
 }
 
 int Call::me_search()
@@ -631,7 +677,7 @@ int Call::me_search()
     PortalTableEntry& pt = n->table[a.pt_index];
     bool claim = a.list == PTL_SEARCH_DELETE;
     TakenHeaders found = take_unexpected(pt, probe, a.user_ptr, claim);
-    report_unexpected(found, probe, pt.eq, claim);
+    report_unexpected(nic(), p_, found, probe, pt.eq, claim);
     if (found.events.empty()) {
         ptl_event_t event{};
         event.type = PTL_EVENT_SEARCH;
@@ -1032,18 +1078,37 @@ int Call::triggered()
     Counter* trigger = ct(a.trigger_ct);
     if (!trigger) return PTL_ARG_INVALID;
     NetworkInterface& n = p_.nis[trigger->ni];
+    uint64_t pending = 0;
+    for (const auto& c : p_.cts) pending += c.triggers.size();
+    if (pending >= static_cast<uint64_t>(n.limits.max_triggered_ops)) return PTL_NO_SPACE;
     std::function<void()> fire;
+    RankPortals* owner = &p_;
+    ListEntryPtr appended;  // PtlMEAppend: made now, linked by the trigger
     auto op = static_cast<wire::Op>(a.op);
     if (op == wire::Op::PtlCTInc || op == wire::Op::PtlCTSet) {
         Counter* target = ct(a.counter.ct);
         if (!target || target->ni != trigger->ni) return PTL_ARG_INVALID;
-        RankPortals* owner = &p_;
         uint32_t handle = a.counter.ct;
         ptl_ct_event_t value{a.counter.success, a.counter.failure};
         if (op == wire::Op::PtlCTInc)
             fire = [owner, handle, value] { count_event(*owner, handle, value.success, value.failure); };
         else
             fire = [owner, handle, value] { set_counter(*owner, handle, value); };
+    } else if (op == wire::Op::PtlMEAppend) {
+        NetworkInterface* target = ni(a.entry.ni);
+        if (!target || target->index != trigger->ni) return PTL_ARG_INVALID;
+        if (int rc = new_entry(a.entry, appended); rc != PTL_OK) return rc;  // its command write included
+        appended->pending_append = true;
+        out<wire::HandleReply>().handle = appended->handle;
+        fire = [owner, appended] { append_triggered(*owner, appended); };
+    } else if (op == wire::Op::PtlMEUnlink) {
+        uint32_t handle = a.entry_handle;
+        HandleKind kind = handle_kind(handle);
+        if ((kind != HandleKind::ME && kind != HandleKind::LE) || handle_index(handle) >= p_.entries.size())
+            return PTL_ARG_INVALID;
+        ListEntryPtr entry = p_.entries[handle_index(handle)];
+        if (!entry || entry->handle != handle || entry->ni != trigger->ni) return PTL_ARG_INVALID;
+        fire = [owner, entry] { unlink_entry(*owner, owner->nis[entry->ni], entry); };
     } else {
         MessageType kind;
         bool swap = op == wire::Op::PtlSwap;
@@ -1062,13 +1127,13 @@ int Call::triggered()
         ++r_.messages_sent;
         fire = [t] { issue_triggered(t); };
     }
-    uint64_t pending = 0;
-    for (const auto& c : p_.cts) pending += c.triggers.size();
-    if (pending >= static_cast<uint64_t>(n.limits.max_triggered_ops)) return PTL_NO_SPACE;
     ++r_.portals_ops;
-    management_command();
+    if (!appended) management_command();
     trigger = ct(a.trigger_ct);  // the command write let other actors run
-    if (!trigger) return PTL_ARG_INVALID;
+    if (!trigger) {
+        if (appended) unlink_entry(p_, p_.nis[appended->ni], appended);
+        return PTL_ARG_INVALID;
+    }
     trigger->triggers.push_back(Trigger{a.threshold, p_.triggers_registered++, std::move(fire)});
     count_event(p_, a.trigger_ct, 0, 0);  // fires now if the threshold is already reached
     return PTL_OK;
@@ -1086,6 +1151,12 @@ int Call::cancel_triggered()
 
 void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry)
 {
+    if (entry->pending_append) {  // unlinked before its triggered append: it never will be
+        entry->pending_append = false;
+        uint32_t index = handle_index(entry->handle);
+        if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+        return;
+    }
     if (!entry->linked) return;
     entry->linked = false;
     if (entry->pt_index < ni.table.size()) {

@@ -98,6 +98,7 @@ struct ListEntry {
     uint64_t user_ptr = 0;
     uint32_t uid = PTL_UID_ANY;  // who may access it
     bool linked = false;
+    bool pending_append = false;  // made by PtlTriggeredMEAppend, linked when its trigger fires
     // Overflow entries: unexpected headers still pointing into this entry's buffer, and
     // whether it was automatically unlinked with its events on, so that AUTO_FREE is due
     // once the last of them is claimed (the buffer is then the program's again).

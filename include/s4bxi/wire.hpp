@@ -349,12 +349,17 @@ struct MapArgs {  // the map itself stays in the rank's memory: the server reads
 };
 
 struct TriggeredArgs {
-    uint32_t op;  // the operation to trigger: PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic, PtlSwap, PtlCTInc, PtlCTSet
+    uint32_t op;  // the operation to trigger: PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic, PtlSwap, PtlCTInc,
+                  // PtlCTSet, PtlMEAppend, PtlMEUnlink
     uint32_t trigger_ct;
     uint64_t threshold;
-    FetchArgs fetch;  // data operations (only `data` for Put, Get, Atomic)
-    CTArgs counter;   // PtlCTInc / PtlCTSet: the counter and the value
+    FetchArgs fetch;      // data operations (only `data` for Put, Get, Atomic)
+    CTArgs counter;       // PtlCTInc / PtlCTSet: the counter and the value
+    MEAppendArgs entry;   // PtlMEAppend; reply: HandleReply.handle, valid at once
+    uint32_t entry_handle;  // PtlMEUnlink
+    uint32_t reserved;
 };
+static_assert(sizeof(TriggeredArgs) <= kArgBytes);
 
 template <class T>
 T& args_as(uint8_t (&args)[kArgBytes])
