@@ -110,6 +110,29 @@ double next_event_delay()
     return best;
 }
 
+// Under the measured CPU model, the earliest simulated date of a rank's next request: its
+// last reply plus the CPU time its simulated thread has used since (a posted rank: the CPU
+// time it reported), less a margin for the interposer's own time, which the rank leaves
+// out of its count. Under the zero CPU model, its last reply.
+constexpr double kHorizonMargin = 20e-6;
+constexpr double kHorizonStep = 50e-6;  // simulated seconds; below it the gate waits for news
+
+double earliest_next_request(const RankRecord& r, bool posted)
+{
+    const Config& config = context().config;
+    double reply = sim_time_at_reply(r);
+    if (config.cpu_model == wire::CpuModel::Zero) return reply;
+    double seconds;
+    if (posted) {
+        seconds = static_cast<double>(r.slot.object->request.cpu_ns) * 1e-9 * config.cpu_factor;
+    } else {
+        uint64_t base = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
+        uint64_t cpu = r.thread_cpu.now_ns();
+        seconds = cpu > base ? static_cast<double>(cpu - base) * 1e-9 * config.cpu_factor - kHorizonMargin : 0.0;
+    }
+    return seconds >= config.cpu_threshold ? reply + seconds : reply;
+}
+
 void dispatch(const std::vector<RankRecord*>& batch)
 {
     for (RankRecord* r : batch) {  // in rank order: the registry is sorted
@@ -118,6 +141,42 @@ void dispatch(const std::vector<RankRecord*>& batch)
         end_outside_wait(*r);
         r->dispatch->release();
     }
+}
+
+// Under the measured CPU model, while ranks compute, the simulation need not stand still:
+// nothing they do can happen before the earliest date at which one of them may post
+// (`horizon`). Requests posted for earlier dates are served, in rank order, and simulated
+// time runs up to the horizon. The network makes progress while a rank computes, and a
+// rank that spins on its own memory sees a remote write land. Returns false when there
+// is nothing to do (the zero CPU model: computing ranks hold time at their last reply).
+bool progress_under_computing_ranks(const std::vector<RankRecord*>& batch)
+{
+    Context& ctx = context();
+    if (ctx.config.cpu_model == wire::CpuModel::Zero) return false;
+    double horizon = -1.0;
+    for (auto& rank : ctx.registry.ranks()) {
+        const RankRecord& r = *rank;
+        if (r.phase != RankPhase::Computing || r.outside_wait == OutsideWait::Others || posted(r)) continue;
+        double earliest = earliest_next_request(r, false);
+        if (horizon < 0 || earliest < horizon) horizon = earliest;
+    }
+    if (horizon < 0) return false;
+    std::vector<RankRecord*> ready;
+    for (RankRecord* r : batch)
+        if (earliest_next_request(*r, true) <= horizon) ready.push_back(r);
+    if (!ready.empty()) {
+        dispatch(ready);
+        sg4::this_actor::yield();
+        return true;
+    }
+    // By steps: a computing rank's CPU clock moves on all the time. The proxies' own
+    // computations are simulated activities too, which only the engine sees through
+    // (next_event_delay() does not while their start is pending): the step is taken
+    // whatever is pending.
+    double now = sg4::Engine::get_clock();
+    if (horizon - now < kHorizonStep) return false;
+    ctx.gate_wakeup->acquire_timeout(horizon - now);  // a rank that runs again wakes the gate
+    return true;
 }
 
 void stop_simulation()
@@ -133,6 +192,7 @@ void gate_actor()
     wire::Doorbell& bell = *ctx.doorbell.object;
     uint32_t bell_seen = bell.count.load();
     double outside_since = -1.0;
+    const bool measured = ctx.config.cpu_model != wire::CpuModel::Zero;
 
     while (true) {
         ++g_sim_activity;
@@ -184,7 +244,8 @@ void gate_actor()
 
         if (computing) {  // hold time until every computing rank has reported
             outside_since = -1.0;
-            bell_seen = wait_doorbell(bell, bell_seen, 0.002);
+            if (progress_under_computing_ranks(batch)) continue;
+            bell_seen = wait_doorbell(bell, bell_seen, measured ? kHorizonStep : 0.002);
             continue;
         }
         if (!batch.empty()) {

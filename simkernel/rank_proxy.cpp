@@ -31,9 +31,14 @@ void inject_compute(RankRecord& r, uint64_t cpu_ns)
     if (config.cpu_model == wire::CpuModel::Zero) return;
     double seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
     if (seconds < config.cpu_threshold || seconds <= 0) return;
-    double start = sg4::Engine::get_clock();
-    sg4::this_actor::execute(seconds * sg4::this_actor::get_host()->get_speed());
-    r.compute_time += sg4::Engine::get_clock() - start;
+    // The computation began at the rank's last reply. Simulated time may have moved on
+    // since, up to what the rank had surely computed by then (the gate's horizon): only
+    // the rest is still to pass.
+    double start = sim_time_at_reply(r);
+    double end = start + seconds;
+    double now = sg4::Engine::get_clock();
+    if (end > now) sg4::this_actor::execute((end - now) * sg4::this_actor::get_host()->get_speed());
+    r.compute_time += seconds;
     if (trace::enabled()) trace::record(trace::Op::COMPUTE, r.nid, r.nid, start, sg4::Engine::get_clock());
 }
 

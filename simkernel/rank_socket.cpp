@@ -65,6 +65,7 @@ SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
         hello.version != wire::kVersion)
         return SocketStatus::Quiet;  // malformed: ignored, the rank keeps running
     rank.tid = hello.tid;
+    rank.thread_cpu = ThreadCpuClock(rank.pid, rank.tid);
     if (!send_welcome(rank.socket_fd, make_welcome(rank, node_count), rank.slot.fd, context().doorbell.fd))
         return SocketStatus::Closed;
     int trap = receive_trap(rank.socket_fd);

@@ -12,6 +12,7 @@
 
 #include "channel_server.hpp"
 #include "outside_waits.hpp"
+#include "thread_cpu_clock.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
@@ -27,6 +28,12 @@ enum class RankPhase {
 };
 
 const char* to_string(RankPhase phase);
+
+struct RankRecord;
+
+// The simulated time of the rank's last reply, as the rank counts its clock from (the
+// slot's copy: the server also answers trapped sleeps on its behalf).
+double sim_time_at_reply(const RankRecord& rank);
 
 struct RankRecord {
     int rank = -1;
@@ -44,6 +51,7 @@ struct RankRecord {
     // Blocked-outside detection: process CPU time last seen and when it last changed.
     uint64_t cpu_seen_ns = 0;
     double cpu_changed_wall = 0.0;
+    ThreadCpuClock thread_cpu;  // of its simulated thread: how far a computing rank got
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request

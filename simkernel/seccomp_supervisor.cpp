@@ -21,6 +21,7 @@
 #include <deque>
 
 #include "../libinterpose/time_math.hpp"
+#include "thread_cpu_clock.hpp"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)
@@ -35,39 +36,6 @@ namespace {
 long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
 {
     return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
-}
-
-// Thread CPU time of a thread of another process. schedstat's first field is the
-// scheduler's sum_exec_runtime, the clock CLOCK_THREAD_CPUTIME_ID reads in the rank (exact
-// while the thread is blocked in the trapped syscall). Without CONFIG_SCHED_INFO, fall back
-// to utime + stime of /proc/.../stat (clock ticks).
-uint64_t read_thread_cpu_ns(int schedstat_fd, int stat_fd)
-{
-    char buffer[512];
-    if (schedstat_fd >= 0) {
-        ssize_t n = pread(schedstat_fd, buffer, sizeof buffer - 1, 0);
-        if (n > 0) {
-            buffer[n] = '\0';
-            return strtoull(buffer, nullptr, 10);
-        }
-    }
-    if (stat_fd >= 0) {
-        ssize_t n = pread(stat_fd, buffer, sizeof buffer - 1, 0);
-        if (n > 0) {
-            buffer[n] = '\0';
-            // Fields after the command name (which may contain spaces): state is field 3,
-            // utime 14 and stime 15.
-            const char* p = strrchr(buffer, ')');
-            if (p) {
-                unsigned long long utime = 0, stime = 0;
-                if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2) {
-                    static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-                    return (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
-                }
-            }
-        }
-    }
-    return 0;
 }
 
 int64_t host_monotonic_ns()
@@ -125,8 +93,7 @@ struct SeccompSupervisor::Entry {
     double cpu_factor = 1.0;
     bool zero_cpu_model = false;
     double epoch = 0.0;
-    int schedstat_fd = -1;
-    int stat_fd = -1;
+    ThreadCpuClock cpu_clock;  // of the simulated thread
     int task_dir_fd = -1;  // /proc/<pid>/task: which thread ids belong to the rank
     bool hung_up = false;  // no process uses the filter any more (poller only)
     bool retired = false;  // removed and its sleep worker joined (under the supervisor's mutex)
@@ -147,7 +114,7 @@ struct SeccompSupervisor::Entry {
     std::deque<Sleep> sleeps;  // under mutex
     std::atomic<bool> stop{false};
 
-    uint64_t cpu_now() const { return read_thread_cpu_ns(schedstat_fd, stat_fd); }
+    uint64_t cpu_now() const { return cpu_clock.now_ns(); }
 
     // The simulated thread's clock, read as the rank reads it; like the rank, the reading
     // is where the rank's other threads continue from (threads_clock_offset).
@@ -180,7 +147,7 @@ struct SeccompSupervisor::Entry {
 
     void close_fds()
     {
-        for (int* fd_ptr : {&fd, &schedstat_fd, &stat_fd, &task_dir_fd})
+        for (int* fd_ptr : {&fd, &task_dir_fd})
             if (*fd_ptr >= 0) {
                 close(*fd_ptr);
                 *fd_ptr = -1;
@@ -307,13 +274,8 @@ void SeccompSupervisor::add_rank(int rank, pid_t pid, pid_t tid, int listener_fd
     e->cpu_factor = cpu_factor;
     e->zero_cpu_model = zero_cpu_model;
     e->epoch = epoch;
+    e->cpu_clock = ThreadCpuClock(pid, tid);
     char path[96];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
-    e->schedstat_fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (e->schedstat_fd < 0) {
-        snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
-        e->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-    }
     snprintf(path, sizeof path, "/proc/%d/task", pid);
     e->task_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     {

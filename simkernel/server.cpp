@@ -144,6 +144,7 @@ void Server::accept_rank(int fd)
     record->rank = hello.rank;
     record->pid = hello.pid;
     record->tid = hello.tid;
+    record->thread_cpu = ThreadCpuClock(hello.pid, hello.tid);
     record->socket_fd = fd;
     record->slot = create_slot();
     record->nid = nid;

@@ -1,0 +1,80 @@
+#include "thread_cpu_clock.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace s4bxi::sim {
+
+ThreadCpuClock::ThreadCpuClock(pid_t pid, pid_t tid)
+{
+    char path[96];
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
+    schedstat_fd_ = open(path, O_RDONLY | O_CLOEXEC);
+    if (schedstat_fd_ < 0) {
+        std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+        stat_fd_ = open(path, O_RDONLY | O_CLOEXEC);
+    }
+}
+
+ThreadCpuClock::~ThreadCpuClock()
+{
+    close_files();
+}
+
+ThreadCpuClock::ThreadCpuClock(ThreadCpuClock&& other) noexcept
+    : schedstat_fd_(std::exchange(other.schedstat_fd_, -1)), stat_fd_(std::exchange(other.stat_fd_, -1))
+{
+}
+
+ThreadCpuClock& ThreadCpuClock::operator=(ThreadCpuClock&& other) noexcept
+{
+    if (this != &other) {
+        close_files();
+        schedstat_fd_ = std::exchange(other.schedstat_fd_, -1);
+        stat_fd_ = std::exchange(other.stat_fd_, -1);
+    }
+    return *this;
+}
+
+void ThreadCpuClock::close_files()
+{
+    for (int* fd : {&schedstat_fd_, &stat_fd_})
+        if (*fd >= 0) {
+            close(*fd);
+            *fd = -1;
+        }
+}
+
+uint64_t ThreadCpuClock::now_ns() const
+{
+    char buffer[512];
+    if (schedstat_fd_ >= 0) {
+        ssize_t n = pread(schedstat_fd_, buffer, sizeof buffer - 1, 0);
+        if (n > 0) {
+            buffer[n] = '\0';
+            return std::strtoull(buffer, nullptr, 10);
+        }
+    }
+    if (stat_fd_ >= 0) {
+        ssize_t n = pread(stat_fd_, buffer, sizeof buffer - 1, 0);
+        if (n > 0) {
+            buffer[n] = '\0';
+            // Fields after the command name (which may contain spaces): state is field 3,
+            // utime 14 and stime 15.
+            const char* p = std::strrchr(buffer, ')');
+            unsigned long long utime = 0, stime = 0;
+            if (p && std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2) {
+                static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+                return (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
+            }
+        }
+    }
+    return 0;
+}
+
+}  // namespace s4bxi::sim

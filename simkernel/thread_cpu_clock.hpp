@@ -1,0 +1,33 @@
+// The CPU time of one thread of another process (a rank's simulated thread), as its own
+// CLOCK_THREAD_CPUTIME_ID shows it: the scheduler's sum_exec_runtime, first field of
+// /proc/PID/task/TID/schedstat. Without CONFIG_SCHED_INFO, utime + stime of
+// /proc/PID/task/TID/stat (clock ticks). While the thread runs, the kernel brings the
+// figure up to date at each tick, so a reading may lag by one tick: never ahead.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+namespace s4bxi::sim {
+
+class ThreadCpuClock {
+public:
+    ThreadCpuClock() = default;
+    ThreadCpuClock(pid_t pid, pid_t tid);
+    ~ThreadCpuClock();
+    ThreadCpuClock(const ThreadCpuClock&) = delete;
+    ThreadCpuClock& operator=(const ThreadCpuClock&) = delete;
+    ThreadCpuClock(ThreadCpuClock&& other) noexcept;
+    ThreadCpuClock& operator=(ThreadCpuClock&& other) noexcept;
+
+    // Nanoseconds of CPU time; 0 when the thread is gone or nothing can be read.
+    uint64_t now_ns() const;
+
+private:
+    void close_files();
+    int schedstat_fd_ = -1;
+    int stat_fd_ = -1;
+};
+
+}  // namespace s4bxi::sim
