@@ -39,6 +39,9 @@ enum ptl_retvals {
     PTL_PT_IN_USE        /* 15 */
 };
 #define PTL_STATUS_LAST (PTL_PT_IN_USE + 1)
+/* Later versions of the specification name it PTL_ABORTED: what a wait returns when
+ * PtlAbort interrupts it. */
+#define PTL_ABORTED PTL_INTERRUPTED
 
 /* ------------------------------------------------------------------------ */
 /* Scalar types */
@@ -139,6 +142,10 @@ typedef struct ptl_le {
 
 int PtlInit(void);
 void PtlFini(void);
+/* Interrupts the blocking waits in progress in the process (PtlEQWait, PtlEQPoll,
+ * PtlCTWait, PtlCTPoll): they return PTL_ABORTED. Later specifications; not in the
+ * reference implementation's header. Safe from another thread or a signal handler. */
+void PtlAbort(void);
 
 /* ------------------------------------------------------------------------ */
 /* Network interfaces */

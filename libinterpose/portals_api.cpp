@@ -592,6 +592,11 @@ S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t ct_handle)
     return handle_call(wire::Op::PtlCTCancelTriggered, ct_handle);
 }
 
+S4BXI_API void PtlAbort(void)
+{
+    s4bxi::interpose::request_abort();
+}
+
 S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle2)
 {
     return handle1 == handle2;

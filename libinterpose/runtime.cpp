@@ -425,6 +425,15 @@ void simulated_yield()
     call(wire::Op::Yield, nullptr, 0);
 }
 
+void request_abort()
+{
+    if (!g_state.active) return;
+    g_state.slot->aborts.fetch_add(1, std::memory_order_acq_rel);
+    g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
+    if (g_state.doorbell->server_waiting.load(std::memory_order_acquire))
+        futex(&g_state.doorbell->count, FUTEX_WAKE, 1, nullptr);
+}
+
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
 {
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).

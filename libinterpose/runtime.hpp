@@ -57,6 +57,10 @@ void simulated_yield();
 // Simulated node name ("node3"), for gethostname/uname.
 const char* node_name();
 
+// PtlAbort: asks the server to interrupt the rank's blocking wait, if any. No request:
+// safe from any thread and from a signal handler, while a wait holds the slot.
+void request_abort();
+
 // One request/reply round trip with the server. Fills request.op/seq/cpu_ns itself.
 // Returns the reply (valid until the next call). Aborts the process with a clear message
 // if the server is gone.

@@ -13,6 +13,7 @@
 
 #include "context.hpp"
 #include "outside_wait_service.hpp"
+#include "portals_engine.hpp"
 #include "rank_socket.hpp"
 #include "s4bxi/thread_state.hpp"
 
@@ -212,6 +213,10 @@ void gate_actor()
             RankRecord& r = *rank;
             if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
             all_done = false;
+            if (uint32_t aborts = r.slot.object->aborts.load(std::memory_order_acquire); aborts != r.aborts_seen) {
+                r.aborts_seen = aborts;
+                abort_blocking_wait(r);
+            }
             if (!running(r)) continue;
             if (posted(r)) {
                 batch.push_back(&r);

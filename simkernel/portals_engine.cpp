@@ -275,10 +275,12 @@ private:
     // The caller holds `lock` since before it checked its condition: taking the mutex is
     // a simcall, during which the NIC could change the state and notify before this
     // proxy is registered as a waiter, and the wake-up would be lost.
-    void wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
+    // Returns true when PtlAbort interrupted the wait.
+    bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
         if (deadline < 0) p_.activity->wait(lock);
         else if (deadline > sg4::Engine::get_clock()) p_.activity->wait_until(lock, deadline);
+        return std::exchange(p_.abort_requested, false);
     }
 
     // First visible event of the queue, if any; otherwise the date it will be visible.
@@ -815,7 +817,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
             poll_found_work();
             return PTL_EQ_EMPTY;
         }
-        wait_for_activity(lock, until);
+        if (wait_for_activity(lock, until) && !polling) return PTL_INTERRUPTED;
     }
     if (polling) poll_found_nothing();
     return PTL_EQ_EMPTY;
@@ -908,7 +910,7 @@ int Call::ct_wait()
             reply.failure = c->value.failure;
             return PTL_OK;
         }
-        wait_for_activity(lock, -1);
+        if (wait_for_activity(lock, -1)) return PTL_INTERRUPTED;
     }
 }
 
@@ -932,7 +934,7 @@ int Call::ct_poll()
             }
         }
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) return PTL_CT_NONE_REACHED;
-        wait_for_activity(lock, deadline);
+        if (wait_for_activity(lock, deadline)) return PTL_INTERRUPTED;
     }
 }
 
@@ -1190,7 +1192,18 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
     if (!data_movement) ++rank.portals_ops;  // data calls count themselves once validated
     int rc = Call(rank, request, reply).run();
     rank.waiting_on.clear();
+    if (rank.portals) rank.portals->abort_requested = false;  // an abort meets only the wait it interrupts
     return rc;
+}
+
+void abort_blocking_wait(RankRecord& rank)
+{
+    auto op = static_cast<wire::Op>(rank.request.op);
+    bool blocking_wait = op == wire::Op::PtlEQWait || op == wire::Op::PtlEQPoll || op == wire::Op::PtlCTWait ||
+                         op == wire::Op::PtlCTPoll;
+    if (rank.phase != RankPhase::Waiting || !blocking_wait || !rank.portals) return;
+    rank.portals->abort_requested = true;
+    rank.portals->activity->notify_all();
 }
 
 }  // namespace s4bxi::sim

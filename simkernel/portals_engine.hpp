@@ -16,6 +16,10 @@ RankPortals& attach_portals(RankRecord& rank, simgrid::s4u::Host* core, uint32_t
 // PTL_* code and fills the reply's arguments.
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply);
 
+// PtlAbort: if the rank's proxy is in a blocking wait (PtlEQWait, PtlEQPoll, PtlCTWait,
+// PtlCTPoll), the wait returns PTL_INTERRUPTED; otherwise nothing happens.
+void abort_blocking_wait(RankRecord& rank);
+
 void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry);
 
 }  // namespace s4bxi::sim

@@ -159,6 +159,7 @@ struct RankPortals {
     // Anything that may interest a waiting proxy (event queued, counter changed).
     simgrid::s4u::MutexPtr mutex;
     simgrid::s4u::ConditionVariablePtr activity;
+    bool abort_requested = false;  // PtlAbort: the blocking wait in progress returns PTL_INTERRUPTED
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
     double idle_since = -1.0;   // start of the current run of empty polls (< 0: none)
     // Arrivals (events written, counters changed), with the date the last one becomes

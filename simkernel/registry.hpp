@@ -52,6 +52,7 @@ struct RankRecord {
     uint64_t cpu_seen_ns = 0;
     double cpu_changed_wall = 0.0;
     ThreadCpuClock thread_cpu;  // of its simulated thread: how far a computing rank got
+    uint32_t aborts_seen = 0;   // the slot's PtlAbort counter, as last acted upon
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request

@@ -145,6 +145,10 @@ struct alignas(64) Slot {
     // threads show host CLOCK_MONOTONIC + this (docs/time.md). Written by the rank, and by
     // the server when it answers the simulated thread's trapped clock reads and sleeps.
     std::atomic<int64_t> threads_clock_offset_ns;
+    // Bumped by PtlAbort, from any thread or a signal handler, without a request (the
+    // thread that waits holds the slot): the server interrupts the rank's blocking wait.
+    std::atomic<uint32_t> aborts;
+    uint32_t reserved;
     Request request;
     Reply reply;
 };
