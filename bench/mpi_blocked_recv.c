@@ -1,6 +1,9 @@
-/* A blocked MPI_Recv: rank 0 sleeps SECONDS (nanosleep), then sends 8 bytes; rank 1 waits
- * in MPI_Recv meanwhile. Rank 1 prints how long it waited as MPI_Wtime measures it
- * (simulated time under a simulator) and checks the data. Two ranks exactly.
+/* A blocked MPI_Recv: rank 1 starts its clock and tells rank 0 to go; rank 0 sleeps
+ * SECONDS (nanosleep), then sends 8 bytes; rank 1 waits in MPI_Recv meanwhile. Rank 1
+ * prints how long it waited as MPI_Wtime measures it (simulated time under a simulator)
+ * and checks the data, and that it waited at least SECONDS (its clock started before rank
+ * 0's sleep; after a barrier, the ranks would leave at slightly different dates).
+ * Two ranks exactly.
  * Usage: mpi_blocked_recv SECONDS */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,14 +24,15 @@ int main(int argc, char **argv)
     }
     long value = 0;
     int ok = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     if (rank == 0) {
+        MPI_Recv(&value, 1, MPI_LONG, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         struct timespec pause = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
         nanosleep(&pause, NULL);
         value = 0x5eed;
         MPI_Send(&value, 1, MPI_LONG, 1, 0, MPI_COMM_WORLD);
     } else {
+        MPI_Send(&value, 1, MPI_LONG, 0, 1, MPI_COMM_WORLD);
         MPI_Recv(&value, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         double waited = MPI_Wtime() - start;
         ok = value == 0x5eed && waited >= seconds;
