@@ -17,6 +17,7 @@ std::string node = "node0";
 std::vector<double> sleeps;
 int yields = 0;
 int report_fd = -1;
+std::vector<uint32_t> outside_waits;
 std::atomic<int64_t> threads_offset{0};
 
 void reset()
@@ -29,6 +30,7 @@ void reset()
     sleeps.clear();
     yields = 0;
     report_fd = -1;
+    outside_waits.clear();
     virtual_now_and_publish();
 }
 
@@ -37,6 +39,7 @@ void reset()
 namespace s4bxi::interpose {
 
 bool is_rank() { return stub::rank; }
+int simulated_thread_id() { return stub::rank ? stub::simulated_tid : 0; }
 bool on_simulated_thread() { return stub::rank && static_cast<pid_t>(syscall(SYS_gettid)) == stub::simulated_tid; }
 double virtual_now()
 {
@@ -70,6 +73,7 @@ double real_monotonic() { return 0.0; }
 const wire::Reply& call(wire::Op op, const void* args, uint32_t)
 {
     static wire::Reply reply{};
+    if (op == wire::Op::OutsideWait) stub::outside_waits.push_back(static_cast<const wire::OutsideWaitArgs*>(args)->kind);
     if (op == wire::Op::Backtrace && stub::report_fd >= 0) {
         const auto* text = static_cast<const wire::TextArgs*>(args);
         (void)!write(stub::report_fd, text->text, text->length);

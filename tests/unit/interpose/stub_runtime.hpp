@@ -21,6 +21,7 @@ extern std::string node;    // node_name()
 extern std::vector<double> sleeps;  // every simulated_sleep(), in order
 extern int yields;          // simulated_yield() count
 extern int report_fd;       // call(Backtrace) writes the TextArgs text here when >= 0
+extern std::vector<uint32_t> outside_waits;  // the kind of every call(OutsideWait), in order
 // threads_clock_offset(): virtual_now() on the simulated thread sets it from `now` and the
 // host's CLOCK_MONOTONIC, as the runtime does; tests may set it directly.
 extern std::atomic<int64_t> threads_offset;
