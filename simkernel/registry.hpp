@@ -51,6 +51,7 @@ struct RankRecord {
     // Blocked-outside detection: process CPU time last seen and when it last changed.
     uint64_t cpu_seen_ns = 0;
     double cpu_changed_wall = 0.0;
+    double checked_wall = 0.0;  // when the gate last looked at its socket and CPU clock
     ThreadCpuClock thread_cpu;  // of its simulated thread: how far a computing rank got
     uint32_t aborts_seen = 0;   // the slot's PtlAbort counter, as last acted upon
 
