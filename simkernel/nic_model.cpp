@@ -532,16 +532,51 @@ void report_undeliverable(Nic& nic, Transfer& t)
 
 // ---------------------------------------------------------------------------------------
 
+void ArrivalQueue::init()
+{
+    available_ = sg4::Semaphore::create(0);
+}
+
+void ArrivalQueue::pump_from(sg4::Mailbox* mailbox, sg4::Host* host, const std::string& name)
+{
+    auto pump = sg4::Actor::create(name + "_pump", host, [this, mailbox] {
+        while (true) {
+            try {
+                push(mailbox->get<Message>());
+            } catch (const simgrid::NetworkFailureException&) {
+                // lost on a link that went down on its way here
+            }
+        }
+    });
+    pump->daemonize();
+    mailbox->set_receiver(pump);
+}
+
+void ArrivalQueue::push(Message* message)
+{
+    messages_.push_back(message);
+    available_->release();
+}
+
+Message* ArrivalQueue::pop()
+{
+    available_->acquire();
+    Message* message = messages_.front();
+    messages_.pop_front();
+    return message;
+}
+
 void CommandQueue::init(const std::string& name, bool over_pcie)
 {
     over_pcie_ = over_pcie;
+    name_ = name;
     mailbox_ = sg4::Mailbox::by_name(name);
-    available_ = sg4::Semaphore::create(0);
+    arrived_.init();
 }
 
 void CommandQueue::set_consumer(sg4::ActorPtr actor)
 {
-    mailbox_->set_receiver(actor);
+    if (over_pcie_) arrived_.pump_from(mailbox_, actor->get_host(), name_);
 }
 
 void CommandQueue::push_blocking(Message* message, uint64_t bytes)
@@ -552,21 +587,13 @@ void CommandQueue::push_blocking(Message* message, uint64_t bytes)
 
 void CommandQueue::push_detached(Message* message)
 {
-    if (over_pcie_) {
-        mailbox_->put_init(message, 0)->detach();
-    } else {
-        fifo_.push_back(message);
-        available_->release();
-    }
+    if (over_pcie_) mailbox_->put_init(message, 0)->detach();
+    else arrived_.push(message);
 }
 
 Message* CommandQueue::pop()
 {
-    if (over_pcie_) return mailbox_->get<Message>();
-    available_->acquire();
-    Message* message = fifo_.front();
-    fifo_.pop_front();
-    return message;
+    return arrived_.pop();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -578,6 +605,7 @@ Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
         tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
         e2e_acks_[vn].init(fmt::format("{}_nic_e2e_acks_{}", nid, vn), false);
         rx_[vn] = sg4::Mailbox::by_name(fmt::format("{}_nic_rx_{}", nid, vn));
+        rx_arrived_[vn].init();
     }
 }
 
@@ -597,7 +625,8 @@ void Nic::start()
             auto rx = sg4::Actor::create(fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
                                          [this, vn] { rx_loop(vn); });
             rx->daemonize();
-            rx_mailbox(vn)->set_receiver(rx);
+            rx_arrived_[static_cast<int>(vn)].pump_from(rx_mailbox(vn), hosts_.nic,
+                                                         fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)));
         }
         if (spec_.e2e) {
             auto acks = sg4::Actor::create(fmt::format("{}_E2E_ACK{}", hosts_.name, static_cast<int>(response)),
@@ -653,12 +682,7 @@ void Nic::tx_loop(VirtualNetwork vn)
 void Nic::rx_loop(VirtualNetwork vn)
 {
     while (true) {
-        Message* message;
-        try {
-            message = rx_mailbox(vn)->get<Message>();
-        } catch (const simgrid::NetworkFailureException&) {
-            continue;  // lost on a link that went down on its way here
-        }
+        Message* message = rx_arrived_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
                              message->type == MessageType::E2eAck;

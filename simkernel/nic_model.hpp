@@ -91,6 +91,24 @@ struct Message {
 
 // A TX command queue: fed over PCIe by 64-byte command writes (mailbox) when commands are
 // modelled, or instantly (FIFO + semaphore) when they are not.
+// A mailbox's messages, taken as soon as they arrive by a pump actor of their own (the
+// mailbox's permanent receiver) and queued for the engine that consumes them. SimGrid
+// takes a message off a mailbox by erasing it from the front of a circular buffer, which
+// costs the length of the queue: a NIC busy with earlier messages while thousands arrive
+// (a burst of small atomics) paid thousands of reference-count updates per message.
+class ArrivalQueue {
+public:
+    void init();
+    // The pump: from then on, every message sent to `mailbox` lands here.
+    void pump_from(simgrid::s4u::Mailbox* mailbox, simgrid::s4u::Host* host, const std::string& name);
+    void push(Message* message);
+    Message* pop();  // waits in simulated time for the next message
+
+private:
+    std::deque<Message*> messages_;
+    simgrid::s4u::SemaphorePtr available_;
+};
+
 class CommandQueue {
 public:
     void init(const std::string& name, bool over_pcie);
@@ -102,8 +120,8 @@ public:
 private:
     bool over_pcie_ = true;
     simgrid::s4u::Mailbox* mailbox_ = nullptr;
-    std::deque<Message*> fifo_;
-    simgrid::s4u::SemaphorePtr available_;
+    std::string name_;
+    ArrivalQueue arrived_;
 };
 
 class Nic {
@@ -149,7 +167,8 @@ private:
     const PlatformSpec& spec_;
     CommandQueue tx_[4];
     CommandQueue e2e_acks_[4];
-    simgrid::s4u::Mailbox* rx_[4] = {};
+    simgrid::s4u::Mailbox* rx_[4] = {};  // where other NICs send; drained by rx_arrived_
+    ArrivalQueue rx_arrived_[4];
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
 };
