@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Unmodified MPI programs from Debian packages under s4bxi-launch -- mpirun, with the
+launcher's Open MPI defaults and --cpu-model zero.
+
+usage: check_debian_programs.py LAUNCHER SOURCE_ROOT PROGRAM
+
+PROGRAM is one of:
+  mpi4py     Debian's Python 3 with its mpi4py (package python3-mpi4py) running
+             mpi4py_exchange.py on 4 ranks: every rank reports ok from its simulated node
+  scalapack  ScaLAPACK's own LU test, xdlu, as Debian builds it against Open MPI (package
+             scalapack-mpi-test), on a 2 x 2 process grid: 8 factorizations and solves
+             (4 sizes, 2 block sizes; the package's LU.dat cut down), all passing their
+             residual checks
+
+Both also require that every rank sent messages over the simulated Portals network.
+Exit status 0 (pass), 1 (fail), 77 (the package, mpirun or the components missing).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SKIP = 77
+SCALAPACK_TESTS = Path("/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests")
+DEBIAN_PYTHON = Path("/usr/bin/python3")  # where Debian's python3-mpi4py is installed
+
+
+def cut_down_lu_input(original):
+    """The package's LU.dat with 4 problem sizes, 2 block sizes, 1 right-hand side and
+    the 2 x 2 grid only (its line layout: a count, then the values, then a comment)."""
+    lines = original.read_text().split("\n")
+    replace = {7: "2\t\t\tnumber of NB's", 9: "1\t\t\tnumber of NRHS's", 11: "1\t\t\tNumber of NBRHS's",
+               13: "1\t\t\tnumber of process grids (ordered pairs of P & Q)", 14: "2\t\t\tvalues of P",
+               15: "2\t\t\tvalues of Q"}
+    for index, text in replace.items():
+        lines[index] = text
+    return "\n".join(lines)
+
+
+def main():
+    launcher, source_root, program = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3]
+    if not shutil.which("mpirun"):
+        print("SKIP: mpirun not found")
+        return SKIP
+    if not (launcher.resolve().parent.parent / "openmpi-portals4-components").exists():
+        print("SKIP: Open MPI's Portals components were not built")
+        return SKIP
+    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+    with tempfile.TemporaryDirectory() as d:
+        if program == "mpi4py":
+            if subprocess.run([str(DEBIAN_PYTHON), "-c", "import mpi4py"], capture_output=True).returncode != 0:
+                print("SKIP: Debian's python3-mpi4py is not installed")
+                return SKIP
+            command = ["mpirun", "-np", "4", str(DEBIAN_PYTHON), str(source_root / "tests/mpi/mpi4py_exchange.py")]
+        elif program == "scalapack":
+            if not (SCALAPACK_TESTS / "xdlu").exists():
+                print("SKIP: ScaLAPACK's tests are not installed (package scalapack-mpi-test)")
+                return SKIP
+            Path(d, "LU.dat").write_text(cut_down_lu_input(SCALAPACK_TESTS / "LU.dat"))
+            command = ["mpiexec", "-n", "4", str(SCALAPACK_TESTS / "xdlu")]
+        else:
+            print(f"check_debian_programs.py: unknown program {program}", file=sys.stderr)
+            return 2
+        summary_path = os.path.join(d, "run.json")
+        command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--summary", summary_path,
+                   "--"] + command
+        print("$", " ".join(command), flush=True)
+        run = subprocess.run(command, env=env, cwd=d, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=300)
+        print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
+        if run.returncode != 0:
+            print(f"FAIL: status {run.returncode}", file=sys.stderr)
+            return 1
+        summary = json.load(open(summary_path))
+    quiet = [r["rank"] for r in summary["ranks"] if r["messages_sent"] == 0]
+    if summary["status"] != "ok" or summary["world_size"] != 4 or quiet:
+        print(f"FAIL: run summary {summary['status']}, {summary['world_size']} ranks, ranks {quiet} sent nothing "
+              "over simulated Portals", file=sys.stderr)
+        return 1
+    if program == "mpi4py":
+        ok = set(re.findall(r"rank (\d) of 4 on node(\d): ok", run.stdout))
+        if ok != {(str(r), str(r)) for r in range(4)}:
+            print(f"FAIL: ranks that reported ok from their own node: {sorted(ok)}", file=sys.stderr)
+            return 1
+    else:
+        passed = re.search(r"(\d+) tests completed and passed residual checks", run.stdout)
+        failed = re.search(r"(\d+) tests completed and failed residual checks", run.stdout)
+        if not passed or int(passed.group(1)) != 8 or not failed or int(failed.group(1)) != 0:
+            print("FAIL: ScaLAPACK did not report 8 passed and 0 failed tests", file=sys.stderr)
+            return 1
+    print(f"ok: {program}, simulated makespan {summary['makespan']:.6f} s, {summary['portals_ops']} Portals operations")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
