@@ -111,14 +111,14 @@ double next_event_delay()
     return best;
 }
 
+constexpr double kQuietCheckInterval = 1e-3;  // wall seconds between looks at a rank's socket and CPU clock
+constexpr double kHorizonMargin = 20e-6;      // simulated seconds: the interposer's own CPU time, at most
+constexpr double kHorizonStep = 50e-6;        // simulated seconds; below it the gate waits for news
+
 // Under the measured CPU model, the earliest simulated date of a rank's next request: its
 // last reply plus the CPU time its simulated thread has used since (a posted rank: the CPU
 // time it reported), less a margin for the interposer's own time, which the rank leaves
 // out of its count. Under the zero CPU model, its last reply.
-constexpr double kQuietCheckInterval = 1e-3;  // wall seconds
-constexpr double kHorizonMargin = 20e-6;
-constexpr double kHorizonStep = 50e-6;  // simulated seconds; below it the gate waits for news
-
 double earliest_next_request(const RankRecord& r, bool posted)
 {
     const Config& config = context().config;
