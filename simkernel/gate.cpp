@@ -1,6 +1,8 @@
 #include "gate.hpp"
 
 #include <poll.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sys/socket.h>
@@ -89,10 +91,20 @@ void on_rank_death(RankRecord& r)
 {
     r.phase = RankPhase::Dead;
     r.end_time = sg4::Engine::get_clock();
+    // A process manager stops every rank when one exits with a failure: name that one.
+    const RankRecord* failed = nullptr;
+    for (auto& other : context().registry.ranks())
+        if (other->phase == RankPhase::Finished && other->exit_status != 0 && (!failed || other->end_time < failed->end_time))
+            failed = other.get();
     std::string how = r.crash_signal ? fmt::format("was killed by signal {} ({})", r.crash_signal, sigabbrev_np(r.crash_signal) ? sigabbrev_np(r.crash_signal) : "?")
-                                     : std::string("ended without finishing (exit before the end of the run, or killed)");
+                      : failed ? std::string("was stopped before finishing")
+                               : std::string("ended without finishing (exit before the end of the run, or killed)");
     std::string text = fmt::format("rank {} (pid {}, {}) {} at simulated time {:.9f} s", r.rank, r.pid, r.node_name, how,
                                    r.end_time);
+    if (failed && !r.crash_signal)
+        text += fmt::format(", after rank {} exited with status {} at {:.9f} s (a process manager such as mpirun stops "
+                            "the other ranks when one fails)",
+                            failed->rank, failed->exit_status, failed->end_time);
     if (!r.crash_report.empty()) text += "\nbacktrace of rank " + std::to_string(r.rank) + ":\n" + r.crash_report;
     context().outcome.fail("rank-crash", text, kExitRankCrash);
 }
@@ -198,11 +210,23 @@ void gate_actor()
 
     while (true) {
         ++g_sim_activity;
-        if (g_terminate_requested.load())
+        if (g_terminate_requested.load()) {
+            // Asked to stop because the command ended after a rank failed: a rank that the
+            // process manager stopped just before says more than the signal does.
+            bool a_rank_failed = std::any_of(ctx.registry.ranks().begin(), ctx.registry.ranks().end(), [](auto& r) {
+                return r->phase == RankPhase::Finished && r->exit_status != 0;
+            });
+            for (auto& rank : ctx.registry.ranks())
+                if (a_rank_failed && running(*rank) && !posted(*rank) &&
+                    serve_rank_socket(*rank, g_node_count) == SocketStatus::Closed) {
+                    on_rank_death(*rank);
+                    break;
+                }
             ctx.outcome.fail("error",
                              fmt::format("interrupted by a signal at simulated time {:.9f} s{}",
                                          sg4::Engine::get_clock(), describe_ranks()),
                              kExitInterrupted);
+        }
         if (ctx.outcome.failed()) return stop_simulation();
 
         bool all_done = true;

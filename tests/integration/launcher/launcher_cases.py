@@ -241,6 +241,18 @@ def case_command_mode():
 
 
 
+def case_stopped_after_failure():
+    # A process manager stops the other ranks when one exits with a failure: the report
+    # names the rank that failed, not only the one that was stopped.
+    script = ('S4BXI_RANK=1 S4BXI_SIZE=2 sh -c "while :; do :; done" & other=$!; '
+              'S4BXI_RANK=0 S4BXI_SIZE=2 sh -c "sleep 0.01; exit 1"; '
+              'kill $other; wait $other; exit 1')
+    r = launch(["--", "sh", "-c", script])
+    expect_status(r, 1)
+    check(re.search(r"rank 1 \(pid \d+, node1\) was stopped before finishing at simulated time [0-9.]+ s, after rank 0 "
+                    r"exited with status 1", r.stderr), f"the report does not name the rank that failed\n{r!r}")
+
+
 def case_command_fails_early():
     # A command that fails before any rank registers (mpirun refusing to start, a typo in a
     # wrapper script) ends the run at once, with its status and a summary that says so.
