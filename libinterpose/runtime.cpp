@@ -235,8 +235,12 @@ __attribute__((constructor(101))) void s4bxi_rank_constructor()
 
 void finish_rank(int status)
 {
-    // Not in a vfork'd child (same memory, other pid) nor in the middle of a request.
-    if (!g_state.active || getpid() != g_state.pid || g_state.in_call) return;
+    // Not in a vfork'd child (same memory, other pid).
+    if (!g_state.active || getpid() != g_state.pid) return;
+    if (g_state.in_call) {  // another thread's request (or the one a signal interrupted) holds the slot
+        g_state.slot->exit_status_plus_one.store(static_cast<uint32_t>(status & 0xff) + 1, std::memory_order_release);
+        return;
+    }
     wire::FinalizeArgs args{status, 0};
     call(wire::Op::Finalize, &args, sizeof args);
     g_state.active = false;

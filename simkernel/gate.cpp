@@ -89,8 +89,14 @@ void update_cpu_progress(RankRecord& r, double now)
 
 void on_rank_death(RankRecord& r)
 {
-    r.phase = RankPhase::Dead;
     r.end_time = sg4::Engine::get_clock();
+    // Exited from a thread while another thread's request held the slot: a normal end.
+    if (uint32_t status = r.slot.object->exit_status_plus_one.load(std::memory_order_acquire); status && !r.crash_signal) {
+        r.phase = RankPhase::Finished;
+        r.exit_status = static_cast<int>(status - 1);
+        return;
+    }
+    r.phase = RankPhase::Dead;
     // A process manager stops every rank when one exits with a failure: name that one.
     const RankRecord* failed = nullptr;
     for (auto& other : context().registry.ranks())
@@ -241,6 +247,19 @@ void gate_actor()
             if (uint32_t aborts = r.slot.object->aborts.load(std::memory_order_acquire); aborts != r.aborts_seen) {
                 r.aborts_seen = aborts;
                 abort_blocking_wait(r);
+            }
+            if (r.phase == RankPhase::Waiting) {
+                // A process may end while its request is in the simulation (a thread that
+                // exits, a signal): its proxy would wait for ever.
+                if (now - r.checked_wall >= kQuietCheckInterval) {
+                    r.checked_wall = now;
+                    if (serve_rank_socket(r, g_node_count) == SocketStatus::Closed) {
+                        on_rank_death(r);
+                        if (r.proxy) r.proxy->kill();
+                        break;
+                    }
+                }
+                continue;
             }
             if (!running(r)) continue;
             if (posted(r)) {

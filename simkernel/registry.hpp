@@ -57,6 +57,7 @@ struct RankRecord {
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request
+    simgrid::s4u::ActorPtr proxy;
     wire::Request request{};             // the request being served
     std::string waiting_on;              // what the proxy waits for, for deadlock reports
     RankPortals* portals = nullptr;      // owned by the Portals engine

@@ -246,7 +246,7 @@ void Server::simulate()
         sg4::Host* core = model.nic(r.nid).hosts().cores.at(r.core);
         attach_portals(r, core, r.nid);
         r.dispatch = sg4::Semaphore::create(0);
-        sg4::Actor::create(fmt::format("rank{}", r.rank), core, [&r] { rank_proxy(&r); });
+        r.proxy = sg4::Actor::create(fmt::format("rank{}", r.rank), core, [&r] { rank_proxy(&r); });
     }
     // Created last, so that it runs after every other actor of a scheduling round.
     sg4::Actor::create("gate", model.nic(spec_.nid_of(0)).hosts().cores.front(), gate_actor);

@@ -148,7 +148,9 @@ struct alignas(64) Slot {
     // Bumped by PtlAbort, from any thread or a signal handler, without a request (the
     // thread that waits holds the slot): the server interrupts the rank's blocking wait.
     std::atomic<uint32_t> aborts;
-    uint32_t reserved;
+    // Exit status + 1 of a thread that exits the process while another thread's request
+    // holds the slot (0: none): the server reads it when the process is gone.
+    std::atomic<uint32_t> exit_status_plus_one;
     Request request;
     Reply reply;
 };
