@@ -90,6 +90,9 @@ void update_cpu_progress(RankRecord& r, double now)
 void on_rank_death(RankRecord& r)
 {
     r.end_time = sg4::Engine::get_clock();
+    // Its proxy may be in the middle of a request (a thread that exits, a signal) or waiting
+    // for the next one: either would wait for ever.
+    if (r.proxy) r.proxy->kill();
     // Exited from a thread while another thread's request held the slot: a normal end.
     if (uint32_t status = r.slot.object->exit_status_plus_one.load(std::memory_order_acquire); status && !r.crash_signal) {
         r.phase = RankPhase::Finished;
@@ -113,6 +116,15 @@ void on_rank_death(RankRecord& r)
                             failed->rank, failed->exit_status, failed->end_time);
     if (!r.crash_report.empty()) text += "\nbacktrace of rank " + std::to_string(r.rank) + ":\n" + r.crash_report;
     context().outcome.fail("rank-crash", text, kExitRankCrash);
+}
+
+// Serves the rank's socket (a re-attach after exec); returns true when it is closed: the
+// process is gone, and on_rank_death() has recorded how.
+bool rank_gone(RankRecord& r)
+{
+    if (serve_rank_socket(r, g_node_count) != SocketStatus::Closed) return false;
+    on_rank_death(r);
+    return true;
 }
 
 // Time to the next simulated event, or -1 if nothing in the simulation is pending.
@@ -140,7 +152,7 @@ constexpr double kHorizonStep = 50e-6;        // simulated seconds; below it the
 double earliest_next_request(const RankRecord& r, bool posted)
 {
     const Config& config = context().config;
-    double reply = sim_time_at_reply(r);
+    double reply = r.slot.object->sim_time_at_reply();
     if (config.cpu_model == wire::CpuModel::Zero) return reply;
     double seconds;
     if (posted) {
@@ -223,11 +235,9 @@ void gate_actor()
                 return r->phase == RankPhase::Finished && r->exit_status != 0;
             });
             for (auto& rank : ctx.registry.ranks())
-                if (a_rank_failed && running(*rank) && !posted(*rank) &&
-                    serve_rank_socket(*rank, g_node_count) == SocketStatus::Closed) {
-                    on_rank_death(*rank);
+                if (a_rank_failed && rank->phase != RankPhase::Finished && rank->phase != RankPhase::Dead &&
+                    rank_gone(*rank))
                     break;
-                }
             ctx.outcome.fail("error",
                              fmt::format("interrupted by a signal at simulated time {:.9f} s{}",
                                          sg4::Engine::get_clock(), describe_ranks()),
@@ -248,34 +258,19 @@ void gate_actor()
                 r.aborts_seen = aborts;
                 abort_blocking_wait(r);
             }
-            if (r.phase == RankPhase::Waiting) {
-                // A process may end while its request is in the simulation (a thread that
-                // exits, a signal): its proxy would wait for ever.
-                if (now - r.checked_wall >= kQuietCheckInterval) {
-                    r.checked_wall = now;
-                    if (serve_rank_socket(r, g_node_count) == SocketStatus::Closed) {
-                        on_rank_death(r);
-                        if (r.proxy) r.proxy->kill();
-                        break;
-                    }
-                }
-                continue;
-            }
-            if (!running(r)) continue;
-            if (posted(r)) {
-                batch.push_back(&r);
-                continue;
-            }
             // System calls per rank and iteration are most of the gate's own cost: the
             // socket (death, re-attach after exec) and the CPU clock (blocked outside) are
-            // looked at every kQuietCheckInterval of wall time, or less often.
+            // looked at every kQuietCheckInterval of wall time, or less often. A waiting
+            // rank's too: its process may end while its request is in the simulation.
             bool check = now - r.checked_wall >= kQuietCheckInterval;
             if (check) {
                 r.checked_wall = now;
-                if (serve_rank_socket(r, g_node_count) == SocketStatus::Closed) {
-                    on_rank_death(r);
-                    break;
-                }
+                if (rank_gone(r)) break;
+            }
+            if (!running(r)) continue;  // waiting in the simulation
+            if (posted(r)) {
+                batch.push_back(&r);
+                continue;
             }
             if (r.outside_wait == OutsideWait::Others) {  // announced: no need to guess
                 outside = true;
