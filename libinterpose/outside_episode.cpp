@@ -45,7 +45,7 @@ wire::Reply g_local_reply{};
 // Shared with the thread that completes the operation.
 std::atomic<uint32_t> g_completions{0};  // futex word: bumped at each completion
 std::atomic<uint32_t> g_pickups{0};      // futex word: bumped when the simulated thread took a callback
-std::atomic<uint64_t> g_activity{0};     // calls of ours on the simulated thread
+std::atomic<uint64_t> g_activity{0};     // calls of ours on the simulated thread during an episode
 std::atomic<bool> g_picking_up{false};   // the simulated thread waits for the completion
 
 // The simulated thread, seen from another: its CPU time, and whether it sleeps in the
@@ -226,7 +226,10 @@ void operation_completed(Operation* operation, void (*invoke)(void*), void* cont
 
 const wire::Reply* absorb(wire::Op op, const void* args)
 {
-    g_activity.fetch_add(1, std::memory_order_relaxed);
+    // On the path of every request: nothing to do outside an episode.
+    if (!g_operation && g_blocking_depth == 0) return nullptr;
+    // Only this thread writes it: no read-modify-write needed.
+    g_activity.store(g_activity.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     if (op == wire::Op::OutsideWait || op == wire::Op::Backtrace) return nullptr;
     if (g_blocking_depth > 0) {
         if (op == wire::Op::Sleep || op == wire::Op::Yield) return local_reply(0);

@@ -36,7 +36,7 @@ using pmix_notification_fn_t = void (*)();  // passed through
 constexpr pmix_status_t kPmixSuccess = 0;
 constexpr pmix_status_t kPmixError = -1;
 constexpr uint32_t kPmixRankWildcard = UINT32_MAX - 1;
-constexpr uint32_t kPmixRankSpecial = UINT32_MAX - 16;  // PMIX_RANK_LOCAL_NODE and the like
+constexpr uint32_t kPmixRankValid = UINT32_MAX - 50;  // PMIX_RANK_VALID: ranks below it are ranks
 
 template <class Function>
 Function next(const char* name)
@@ -62,7 +62,7 @@ Participants participants(const pmix_proc_t* procs, size_t count)
     Participants p;
     for (size_t i = 0; procs && i < count; ++i) {
         if (procs[i].rank == kPmixRankWildcard) return Participants{};
-        if (procs[i].rank >= kPmixRankSpecial) return Participants{wire::OutsideWaitKind::Unknown, {}};
+        if (procs[i].rank >= kPmixRankValid) return Participants{wire::OutsideWaitKind::Unknown, {}};
         p.ranks.push_back(static_cast<int32_t>(procs[i].rank));
     }
     return p;
@@ -114,8 +114,8 @@ void registration_done(pmix_status_t status, size_t reference, void* data)
     outside::operation_completed(c->operation, RegistrationCallback::invoke, c);
 }
 
-// Starts an asynchronous call as an episode; `real(callback)` makes the PMIx call with our
-// callback and its context.
+// Starts an asynchronous call as an episode; `real()` makes the PMIx call with our callback
+// and `wrapped` as its context.
 template <class Callback, class Call>
 pmix_status_t asynchronous(wire::OutsideWaitKind kind, const std::vector<int32_t>& ranks, const char* what,
                            Callback* wrapped, Call&& real)
