@@ -303,10 +303,7 @@ double sim_time_at_reply()
 {
     // The slot, not a private copy, holds the last reply: the server also answers trapped
     // sleeps on the rank's behalf and updates it.
-    uint64_t bits = g_state.slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
-    double sim_time;
-    memcpy(&sim_time, &bits, sizeof sim_time);
-    return sim_time;
+    return g_state.slot->sim_time_at_reply();
 }
 
 double clock_at(double sim_time, uint64_t cpu_ns, uint64_t base_ns)
@@ -429,13 +426,23 @@ void simulated_yield()
     call(wire::Op::Yield, nullptr, 0);
 }
 
+namespace {
+
+// Tells the gate that something changed in this rank's slot.
+void ring_doorbell()
+{
+    g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
+    if (g_state.doorbell->server_waiting.load(std::memory_order_acquire))
+        futex(&g_state.doorbell->count, FUTEX_WAKE, 1, nullptr);
+}
+
+}  // namespace
+
 void request_abort()
 {
     if (!g_state.active) return;
     g_state.slot->aborts.fetch_add(1, std::memory_order_acq_rel);
-    g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
-    if (g_state.doorbell->server_waiting.load(std::memory_order_acquire))
-        futex(&g_state.doorbell->count, FUTEX_WAKE, 1, nullptr);
+    ring_doorbell();
 }
 
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
@@ -460,9 +467,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     request.cpu_ns = cpu_ns > base ? cpu_ns - base : 0;
     if (args_size) memcpy(request.args, args, args_size);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
-    g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
-    if (g_state.doorbell->server_waiting.load(std::memory_order_acquire))
-        futex(&g_state.doorbell->count, FUTEX_WAKE, 1, nullptr);
+    ring_doorbell();
 
     const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
     for (int spin = 0; spin < kSpins && slot.state.load(std::memory_order_acquire) != replied; ++spin)

@@ -34,7 +34,7 @@ void inject_compute(RankRecord& r, uint64_t cpu_ns)
     // The computation began at the rank's last reply. Simulated time may have moved on
     // since, up to what the rank had surely computed by then (the gate's horizon): only
     // the rest is still to pass.
-    double start = sim_time_at_reply(r);
+    double start = r.slot.object->sim_time_at_reply();
     double end = start + seconds;
     double now = sg4::Engine::get_clock();
     if (end > now) sg4::this_actor::execute((end - now) * sg4::this_actor::get_host()->get_speed());

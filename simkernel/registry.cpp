@@ -1,7 +1,5 @@
 #include "registry.hpp"
 
-#include <cstring>
-
 #include <algorithm>
 
 namespace s4bxi::sim {
@@ -29,14 +27,6 @@ RankRecord& Registry::add(std::unique_ptr<RankRecord> record)
     auto it = std::lower_bound(ranks_.begin(), ranks_.end(), record->rank,
                                [](const auto& r, int v) { return r->rank < v; });
     return **ranks_.insert(it, std::move(record));
-}
-
-double sim_time_at_reply(const RankRecord& rank)
-{
-    uint64_t bits = rank.slot.object->sim_time_at_reply_bits.load(std::memory_order_acquire);
-    double sim_time;
-    std::memcpy(&sim_time, &bits, sizeof sim_time);
-    return sim_time;
 }
 
 }  // namespace s4bxi::sim

@@ -29,12 +29,6 @@ enum class RankPhase {
 
 const char* to_string(RankPhase phase);
 
-struct RankRecord;
-
-// The simulated time of the rank's last reply, as the rank counts its clock from (the
-// slot's copy: the server also answers trapped sleeps on its behalf).
-double sim_time_at_reply(const RankRecord& rank);
-
 struct RankRecord {
     int rank = -1;
     pid_t pid = 0;

@@ -120,9 +120,7 @@ struct SeccompSupervisor::Entry {
     // is where the rank's other threads continue from (threads_clock_offset).
     double now() const
     {
-        uint64_t bits = slot->sim_time_at_reply_bits.load(std::memory_order_acquire);
-        double sim;
-        memcpy(&sim, &bits, sizeof sim);
+        double sim = slot->sim_time_at_reply();
         int64_t host = host_monotonic_ns();
         double value = virtual_clock(sim, slot->cpu_at_reply_ns.load(std::memory_order_acquire),
                                      zero_cpu_model ? 0 : cpu_now(), cpu_factor, zero_cpu_model);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace s4bxi::wire {
@@ -153,6 +154,15 @@ struct alignas(64) Slot {
     std::atomic<uint32_t> exit_status_plus_one;
     Request request;
     Reply reply;
+
+    // The simulated time of the last reply, as the rank counts its clock from.
+    double sim_time_at_reply() const
+    {
+        uint64_t bits = sim_time_at_reply_bits.load(std::memory_order_acquire);
+        double sim_time;
+        std::memcpy(&sim_time, &bits, sizeof sim_time);
+        return sim_time;
+    }
 };
 
 // Rung by every rank after posting a request; the gate waits on `count` (futex).
