@@ -569,14 +569,13 @@ Message* ArrivalQueue::pop()
 void CommandQueue::init(const std::string& name, bool over_pcie)
 {
     over_pcie_ = over_pcie;
-    name_ = name;
     mailbox_ = sg4::Mailbox::by_name(name);
     arrived_.init();
 }
 
 void CommandQueue::set_consumer(sg4::ActorPtr actor)
 {
-    if (over_pcie_) arrived_.pump_from(mailbox_, actor->get_host(), name_);
+    if (over_pcie_) arrived_.pump_from(mailbox_, actor->get_host(), mailbox_->get_name());
 }
 
 void CommandQueue::push_blocking(Message* message, uint64_t bytes)

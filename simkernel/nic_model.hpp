@@ -89,8 +89,6 @@ struct Message {
     bool credit_to_process = false;
 };
 
-// A TX command queue: fed over PCIe by 64-byte command writes (mailbox) when commands are
-// modelled, or instantly (FIFO + semaphore) when they are not.
 // A mailbox's messages, taken as soon as they arrive by a pump actor of their own (the
 // mailbox's permanent receiver) and queued for the engine that consumes them. SimGrid
 // takes a message off a mailbox by erasing it from the front of a circular buffer, which
@@ -109,6 +107,9 @@ private:
     simgrid::s4u::SemaphorePtr available_;
 };
 
+// A TX command queue: fed over PCIe by 64-byte command writes (a mailbox, drained into
+// the ArrivalQueue by its pump) when commands are modelled, or straight into the
+// ArrivalQueue when they are not.
 class CommandQueue {
 public:
     void init(const std::string& name, bool over_pcie);
@@ -120,7 +121,6 @@ public:
 private:
     bool over_pcie_ = true;
     simgrid::s4u::Mailbox* mailbox_ = nullptr;
-    std::string name_;
     ArrivalQueue arrived_;
 };
 

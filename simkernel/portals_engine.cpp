@@ -91,6 +91,13 @@ EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n
     return c;
 }
 
+// The entry's handle slot, if it still holds this entry, becomes free.
+void release_handle(RankPortals& owner, const ListEntryPtr& entry)
+{
+    uint32_t index = handle_index(entry->handle);
+    if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+}
+
 // Unexpected headers taken off a list, and the overflow entries that gave them.
 struct TakenHeaders {
     std::vector<ptl_event_t> events;
@@ -147,7 +154,6 @@ void report_unexpected(Nic& nic, RankPortals& owner, const TakenHeaders& taken, 
     for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic, owner, owner_ni, *from);
 }
 
-
 // Links a new entry at this instant: a priority entry first claims the unexpected
 // headers it matches; a use-once entry consumed that way is never linked. Claiming and
 // linking happen at one instant: a message arriving while the claimed headers' events are
@@ -165,10 +171,9 @@ Linked claim_and_link(RankPortals& owner, const ListEntryPtr& entry)
     Linked linked;
     if (entry->list == PTL_PRIORITY_LIST) linked.claimed = take_unexpected(pt, *entry, entry->user_ptr, true);
     linked.consumed = !linked.claimed.events.empty() && (entry->criteria.options & PTL_ME_USE_ONCE);
-    uint32_t index = handle_index(entry->handle);
     if (linked.consumed) {
         entry->linked = false;
-        if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+        release_handle(owner, entry);
     } else {
         entry->linked = true;
         (entry->list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
@@ -251,6 +256,15 @@ private:
     EventQueue* eq(uint32_t handle) { return object(p_.eqs, HandleKind::EQ, handle); }
     Counter* ct(uint32_t handle) { return object(p_.cts, HandleKind::CT, handle); }
     MemoryDescriptor* md(uint32_t handle) { return object(p_.mds, HandleKind::MD, handle); }
+    // The ME or LE behind a handle, linked or waiting for its triggered append; null if none.
+    ListEntryPtr list_entry(uint32_t handle)
+    {
+        HandleKind kind = handle_kind(handle);
+        uint32_t index = handle_index(handle);
+        if ((kind != HandleKind::ME && kind != HandleKind::LE) || index >= p_.entries.size()) return nullptr;
+        const ListEntryPtr& e = p_.entries[index];
+        return e && e->handle == handle ? e : nullptr;
+    }
     bool eq_or_none(uint32_t handle, uint32_t ni_index)
     {
         EventQueue* q = handle == PTL_EQ_NONE ? nullptr : eq(handle);
@@ -738,8 +752,7 @@ int Call::ni_handle()
         break;
     case HandleKind::ME:
     case HandleKind::LE:
-        if (index < p_.entries.size() && p_.entries[index] && p_.entries[index]->handle == handle)
-            owner = p_.entries[index]->ni;
+        if (ListEntryPtr e = list_entry(handle)) owner = e->ni;
         break;
     }
     if (!owner) return PTL_ARG_INVALID;
@@ -749,13 +762,10 @@ int Call::ni_handle()
 
 int Call::me_unlink()
 {
-    uint32_t handle = args<wire::HandleArgs>().handle;
-    HandleKind kind = handle_kind(handle);
-    if ((kind != HandleKind::ME && kind != HandleKind::LE) || handle_index(handle) >= p_.entries.size()) return PTL_ARG_INVALID;
-    ListEntryPtr entry = p_.entries[handle_index(handle)];
-    if (!entry || entry->handle != handle) return PTL_ARG_INVALID;
+    ListEntryPtr e = list_entry(args<wire::HandleArgs>().handle);
+    if (!e) return PTL_ARG_INVALID;
     management_command();
-    unlink_entry(p_, p_.nis[entry->ni], entry);
+    unlink_entry(p_, p_.nis[e->ni], e);
     return PTL_OK;
 }
 
@@ -1104,13 +1114,9 @@ int Call::triggered()
         out<wire::HandleReply>().handle = appended->handle;
         fire = [owner, appended] { append_triggered(*owner, appended); };
     } else if (op == wire::Op::PtlMEUnlink) {
-        uint32_t handle = a.entry_handle;
-        HandleKind kind = handle_kind(handle);
-        if ((kind != HandleKind::ME && kind != HandleKind::LE) || handle_index(handle) >= p_.entries.size())
-            return PTL_ARG_INVALID;
-        ListEntryPtr entry = p_.entries[handle_index(handle)];
-        if (!entry || entry->handle != handle || entry->ni != trigger->ni) return PTL_ARG_INVALID;
-        fire = [owner, entry] { unlink_entry(*owner, owner->nis[entry->ni], entry); };
+        ListEntryPtr unlinked = list_entry(a.entry_handle);
+        if (!unlinked || unlinked->ni != trigger->ni) return PTL_ARG_INVALID;
+        fire = [owner, unlinked] { unlink_entry(*owner, owner->nis[unlinked->ni], unlinked); };
     } else {
         MessageType kind;
         bool swap = op == wire::Op::PtlSwap;
@@ -1155,8 +1161,7 @@ void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& 
 {
     if (entry->pending_append) {  // unlinked before its triggered append: it never will be
         entry->pending_append = false;
-        uint32_t index = handle_index(entry->handle);
-        if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+        release_handle(owner, entry);
         return;
     }
     if (!entry->linked) return;
@@ -1166,8 +1171,7 @@ void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& 
         pt.priority.remove(entry);
         pt.overflow.remove(entry);
     }
-    uint32_t index = handle_index(entry->handle);
-    if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+    release_handle(owner, entry);
 }
 
 RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
