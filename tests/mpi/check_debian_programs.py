@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mpi_run_env import launch_environment, missing_components
+
 SKIP = 77
 SCALAPACK_TESTS = Path("/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests")
 DEBIAN_PYTHON = Path("/usr/bin/python3")  # where Debian's python3-mpi4py is installed
@@ -46,10 +48,11 @@ def main():
     if not shutil.which("mpirun"):
         print("SKIP: mpirun not found")
         return SKIP
-    if not (launcher.resolve().parent.parent / "openmpi-portals4-components").exists():
-        print("SKIP: Open MPI's Portals components were not built")
+    missing = missing_components(launcher)
+    if missing:
+        print(f"SKIP: {missing}")
         return SKIP
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+    env = launch_environment()
     with tempfile.TemporaryDirectory() as d:
         if program == "mpi4py":
             if subprocess.run([str(DEBIAN_PYTHON), "-c", "import mpi4py"], capture_output=True).returncode != 0:

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mpi_run_env import launch_environment, missing_components
+
 SKIP = 77
 LARGEST = 8 << 20
 
@@ -28,9 +30,9 @@ def main():
     if not netpipe or not shutil.which("mpirun"):
         print("SKIP: NPopenmpi or mpirun not found (package netpipe-openmpi)")
         return SKIP
-    record = launcher.resolve().parent.parent / "openmpi-portals4-components"
-    if not record.exists():  # written by tools/setup once the components are built
-        print(f"SKIP: Open MPI's Portals components were not built ({record} is missing)")
+    missing = missing_components(launcher)
+    if missing:
+        print(f"SKIP: {missing}")
         return SKIP
     sys.path.insert(0, str(source_root / "tests" / "integration"))
     import model  # noqa: E402
@@ -40,7 +42,7 @@ def main():
     slowest = 2 * platform.put_to_target_event(1)
     link_rate = LARGEST / platform.network(LARGEST)
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+    env = launch_environment()
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "np.out")
         # -n 20: a fixed repeat count (NetPIPE would otherwise pick tens of thousands for

@@ -49,6 +49,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mpi_run_env import launch_environment
+
 SKIP = 77
 DEBIAN_COMPONENTS = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
 
@@ -124,7 +126,7 @@ def model_bounds(source_root):
 
 
 def run_once(launcher, program, configuration, ranks, ppn, components, program_args, cpu_model=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+    env = launch_environment()
     env.pop("LD_PRELOAD", None)
     mpirun = ["mpirun", "-np", str(ranks)]
     if configuration != "default":

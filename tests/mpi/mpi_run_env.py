@@ -1,0 +1,16 @@
+"""What the scripts that run Debian MPI programs under s4bxi-launch share."""
+import os
+from pathlib import Path
+
+
+def launch_environment():
+    """The test's environment without S4BXI_* and OMPI_MCA_* variables: the run gets the
+    launcher's own settings, not the caller's."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+
+
+def missing_components(launcher):
+    """Why Open MPI's Portals components cannot be used (their record, which tools/setup
+    writes once they are built, is missing), or None."""
+    record = Path(launcher).resolve().parent.parent / "openmpi-portals4-components"
+    return None if record.exists() else f"Open MPI's Portals components were not built ({record} is missing)"
