@@ -103,7 +103,11 @@ std::string format_summary(const json* server, double wall_time, int exit_status
     row("simulated makespan", makespan ? format_seconds(*makespan) : "-");
     row("wall time", fmt::format("{:.3f} s", wall_time));
     row("ranks", count(number(*server, "world_size")));
-    row("Portals operations", count(number(*server, "portals_ops")));
+    auto local_ops = number(*server, "portals_local_ops");
+    row("Portals operations", local_ops && *local_ops > 0
+                                  ? fmt::format("{} ({} read from the mirror, no round trip)",
+                                                count(number(*server, "portals_ops")), count(local_ops))
+                                  : count(number(*server, "portals_ops")));
     auto bytes = number(*server, "bytes_moved");
     row("bytes moved", bytes ? fmt::format("{:.0f} ({})", *bytes, format_bytes(*bytes)) : "-");
     auto retransmissions = number(*server, "retransmissions");

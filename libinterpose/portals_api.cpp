@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "mirror_reads.hpp"
 #include "runtime.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
@@ -13,6 +14,7 @@
 namespace wire = s4bxi::wire;
 using s4bxi::interpose::call;
 using s4bxi::interpose::is_rank;
+namespace mirror_reads = s4bxi::interpose::mirror_reads;
 
 namespace {
 
@@ -325,6 +327,7 @@ S4BXI_API int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t* event)
 {
     REQUIRE_RANK();
     if (!event) return PTL_ARG_INVALID;
+    if (int rc; mirror_reads::eq_get(eq_handle, event, &rc)) return rc;
     wire::HandleArgs args{eq_handle, 0};
     return event_result(call(wire::Op::PtlEQGet, &args, sizeof args), event, nullptr);
 }
@@ -333,6 +336,7 @@ S4BXI_API int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t* event)
 {
     REQUIRE_RANK();
     if (!event) return PTL_ARG_INVALID;
+    if (int rc; mirror_reads::eq_get(eq_handle, event, &rc)) return rc;
     wire::HandleArgs args{eq_handle, 0};
     return event_result(call(wire::Op::PtlEQWait, &args, sizeof args), event, nullptr);
 }
@@ -343,6 +347,7 @@ S4BXI_API int PtlEQPoll(const ptl_handle_eq_t* eq_handles, unsigned int size, pt
     REQUIRE_RANK();
     if (!eq_handles || size == 0) return PTL_ARG_INVALID;
     if (size > wire::kMaxPollHandles) return not_supported("PtlEQPoll on more than 64 event queues");
+    if (int rc; mirror_reads::eq_poll(eq_handles, size, event, which, &rc)) return rc;
     wire::EQPollArgs args{};
     args.size = size;
     args.timeout_ms = timeout;
@@ -380,6 +385,7 @@ S4BXI_API int PtlCTGet(ptl_handle_ct_t ct_handle, ptl_ct_event_t* event)
 {
     REQUIRE_RANK();
     if (!event) return PTL_ARG_INVALID;
+    if (mirror_reads::ct_get(ct_handle, event)) return PTL_OK;
     wire::HandleArgs args{ct_handle, 0};
     return ct_result(call(wire::Op::PtlCTGet, &args, sizeof args), event, nullptr);
 }
@@ -388,6 +394,7 @@ S4BXI_API int PtlCTWait(ptl_handle_ct_t ct_handle, ptl_size_t test, ptl_ct_event
 {
     REQUIRE_RANK();
     if (!event) return PTL_ARG_INVALID;
+    if (mirror_reads::ct_wait(ct_handle, test, event)) return PTL_OK;
     wire::CTArgs args{ct_handle, 0, test, 0};
     return ct_result(call(wire::Op::PtlCTWait, &args, sizeof args), event, nullptr);
 }
@@ -398,6 +405,7 @@ S4BXI_API int PtlCTPoll(const ptl_handle_ct_t* ct_handles, const ptl_size_t* tes
     REQUIRE_RANK();
     if (!ct_handles || !tests || size == 0 || !event || !which) return PTL_ARG_INVALID;
     if (size > wire::kMaxPollHandles) return not_supported("PtlCTPoll on more than 64 counters");
+    if (mirror_reads::ct_poll(ct_handles, tests, size, event, which)) return PTL_OK;
     wire::CTPollArgs args{};
     args.size = size;
     args.timeout_ms = timeout;

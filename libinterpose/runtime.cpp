@@ -25,6 +25,7 @@
 #include "crash_handler.hpp"
 #include "outside_episode.hpp"
 #include "s4bxi/fd_passing.hpp"
+#include "s4bxi/mirror.hpp"
 #include "seccomp_filter.hpp"
 #include "time_math.hpp"
 
@@ -103,9 +104,9 @@ bool receive_welcome(int socket_fd, wire::Welcome& welcome, int fds[2])
 }
 
 template <class T>
-T* map_shared(int fd)
+T* map_shared(int fd, size_t bytes = sizeof(T))
 {
-    void* memory = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return memory == MAP_FAILED ? nullptr : static_cast<T*>(memory);
 }
@@ -151,7 +152,7 @@ void attach(int fd, uint32_t flags, const char* size_env_names_unused)
         fatal(g_state.welcome.reason);
     }
     g_state.socket_fd = fd;
-    g_state.slot = map_shared<wire::Slot>(fds[0]);
+    g_state.slot = map_shared<wire::Slot>(fds[0], wire::kChannelBytes);  // the mirror follows the slot
     g_state.doorbell = map_shared<wire::Doorbell>(fds[1]);
     if (!g_state.slot || !g_state.doorbell) fatal("cannot map the channel");
     // Under Yama ptrace_scope=1 the server needs this to use process_vm_readv/writev on us.
@@ -254,6 +255,12 @@ bool is_rank()
 bool in_call()
 {
     return g_state.in_call;
+}
+
+wire::Mirror* readable_mirror()
+{
+    if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread()) return nullptr;
+    return &wire::mirror_of(*g_state.slot);
 }
 
 bool on_simulated_thread()

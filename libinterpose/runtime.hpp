@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "s4bxi/mirror.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::interpose {
@@ -13,6 +14,10 @@ bool is_rank();
 
 // True while the rank is inside call(): a signal handler must not start another request.
 bool in_call();
+
+// The mirror of the rank's queues and counters (s4bxi/mirror.hpp), if the calling thread
+// may read it now: the simulated thread, outside a request and a clock reading.
+wire::Mirror* readable_mirror();
 
 // Tells the server this rank has finished with `status` (exit, _exit). Idempotent.
 void finish_rank(int status);

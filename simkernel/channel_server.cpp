@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "s4bxi/mirror.hpp"
+
 namespace s4bxi::sim {
 namespace {
 
@@ -25,12 +27,13 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
     return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
 
+// `bytes` of zeroed shared memory, with T constructed at its start.
 template <class T>
-SharedObject<T> create_shared(const char* name)
+SharedObject<T> create_shared(const char* name, size_t bytes = sizeof(T))
 {
     int fd = memfd_create(name, MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, sizeof(T)) != 0) throw std::runtime_error(std::string("cannot create ") + name);
-    void* memory = mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) throw std::runtime_error(std::string("cannot create ") + name);
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (memory == MAP_FAILED) throw std::runtime_error(std::string("cannot map ") + name);
     return {new (memory) T{}, fd};
 }
@@ -39,7 +42,9 @@ SharedObject<T> create_shared(const char* name)
 
 SharedObject<wire::Slot> create_slot()
 {
-    return create_shared<wire::Slot>("s4bxi-slot");
+    // The mirror follows the slot (mirror.hpp); a fresh memfd is zeroed, which is an
+    // empty mirror, and only its written pages take memory.
+    return create_shared<wire::Slot>("s4bxi-slot", wire::kChannelBytes);
 }
 
 SharedObject<wire::Doorbell> create_doorbell()

@@ -156,7 +156,7 @@ bool event_queue_short(const RankPortals& owner, uint32_t eq_handle)
     uint32_t index = handle_index(eq_handle);
     if (eq_handle == PTL_EQ_NONE || index >= owner.eqs.size() || !owner.eqs[index].used) return false;
     const EventQueue& eq = owner.eqs[index];
-    return eq.capacity && eq.events.size() + 1 >= eq.capacity;
+    return eq.capacity && eq.size() + 1 >= eq.capacity;
 }
 
 size_t unexpected_headers(const NetworkInterface& ni)
@@ -423,12 +423,8 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
     EventQueue& eq = owner.eqs[index];
     XBT_DEBUG("rank %d: event %d (ni_fail %d) in eq %#x", owner.rank->rank, static_cast<int>(event.type),
               static_cast<int>(event.ni_fail_type), eq_handle);
-    if (eq.capacity && eq.events.size() >= eq.capacity) {
-        eq.dropped = true;
-        return;
-    }
     double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
-    eq.events.push_back({visible, event});
+    if (!eq.push({visible, event})) return;
     note_arrival(owner, visible);
     owner.activity->notify_all();
 }
@@ -465,6 +461,7 @@ void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint6
     if (!c) return;
     c->value.success += success;
     c->value.failure += failure;
+    c->publish();
     note_arrival(owner, sg4::Engine::get_clock());
     owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
@@ -475,6 +472,7 @@ void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
     Counter* c = counter(owner, ct_handle);
     if (!c) return;
     c->value = value;
+    c->publish();
     note_arrival(owner, sg4::Engine::get_clock());
     owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));

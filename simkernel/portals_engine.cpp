@@ -301,14 +301,14 @@ private:
     bool take_event(EventQueue& q, ptl_event_t& event, double& next_visible)
     {
         next_visible = -1;
-        if (q.events.empty()) return false;
-        double now = sg4::Engine::get_clock();
-        if (q.events.front().visible_at > now) {
-            next_visible = q.events.front().visible_at;
+        const TimedEvent* front = q.front();
+        if (!front) return false;
+        if (front->visible_at > sg4::Engine::get_clock()) {
+            next_visible = front->visible_at;
             return false;
         }
-        event = q.events.front().event;
-        q.events.pop_front();
+        event = front->event;
+        q.pop_front();
         return true;
     }
 
@@ -354,11 +354,7 @@ private:
         static_assert(sizeof(ptl_event_t) == wire::kEventBytes);
         std::memcpy(reply.event, &event, sizeof event);
         poll_found_work();
-        if (q.dropped) {
-            q.dropped = false;
-            return PTL_EQ_DROPPED;
-        }
-        return PTL_OK;
+        return q.take_dropped() ? PTL_EQ_DROPPED : PTL_OK;
     }
 
     int ni_init();
@@ -528,9 +524,9 @@ int Call::ni_fini()
     for (auto& entry : p_.entries)
         if (entry && entry->ni == n->index) entry.reset();
     for (auto& q : p_.eqs)
-        if (q.used && q.ni == n->index) q = EventQueue{};
+        if (q.used && q.ni == n->index) q.close();
     for (auto& c : p_.cts)
-        if (c.used && c.ni == n->index) c = Counter{};
+        if (c.used && c.ni == n->index) c.close();
     for (auto& m : p_.mds)
         if (m.used && m.ni == n->index) m = MemoryDescriptor{};
     auto& list = nic().interfaces();
@@ -777,11 +773,10 @@ int Call::eq_alloc()
     uint32_t handle = allocate(p_.eqs, HandleKind::EQ, n->limits.max_eqs);
     if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
     management_command();
-    EventQueue& q = p_.eqs[handle_index(handle)];
-    q = EventQueue{};
-    q.used = true;
-    q.ni = n->index;
-    q.capacity = a.count;
+    uint32_t index = handle_index(handle);
+    p_.eqs[index].open(n->index, a.count, handle,
+                       index < wire::kMirroredEqs && p_.mirror ? &p_.mirror->eqs[index] : nullptr,
+                       p_.mirror ? &p_.mirror->replies : nullptr);
     out<wire::HandleReply>().handle = handle;
     return PTL_OK;
 }
@@ -791,7 +786,7 @@ int Call::eq_free()
     EventQueue* q = eq(args<wire::HandleArgs>().handle);
     if (!q) return PTL_ARG_INVALID;
     management_command();
-    *q = EventQueue{};
+    q->close();
     return PTL_OK;
 }
 
@@ -854,10 +849,9 @@ int Call::ct_alloc()
     uint32_t handle = allocate(p_.cts, HandleKind::CT, n->limits.max_cts);
     if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
     management_command();
-    Counter& c = p_.cts[handle_index(handle)];
-    c = Counter{};
-    c.used = true;
-    c.ni = n->index;
+    uint32_t index = handle_index(handle);
+    p_.cts[index].open(n->index, handle, index < wire::kMirroredCts && p_.mirror ? &p_.mirror->cts[index] : nullptr,
+                       p_.mirror ? &p_.mirror->replies : nullptr);
     out<wire::HandleReply>().handle = handle;
     return PTL_OK;
 }
@@ -867,7 +861,7 @@ int Call::ct_free()
     Counter* c = ct(args<wire::HandleArgs>().handle);
     if (!c) return PTL_ARG_INVALID;
     management_command();
-    *c = Counter{};
+    c->close();
     return PTL_OK;
 }
 
@@ -880,7 +874,8 @@ int Call::ct_get()
     Counter* c = ct(handle);
     if (!c) return PTL_ARG_INVALID;
     auto unchanged = [](const Counter& counter) {
-        return counter.value.success == counter.last_read.success && counter.value.failure == counter.last_read.failure;
+        ptl_ct_event_t read = counter.last_read();
+        return counter.value.success == read.success && counter.value.failure == read.failure;
     };
     if (unchanged(*c)) {
         r_.waiting_on = fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, c->value.success);
@@ -898,7 +893,7 @@ int Call::ct_get()
     } else {
         poll_found_work();
     }
-    c->last_read = c->value;
+    c->set_last_read(c->value);
     auto& reply = out<wire::CTReply>();
     reply.success = c->value.success;
     reply.failure = c->value.failure;
@@ -1183,9 +1178,29 @@ RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
     portals->mutex = sg4::Mutex::create();
     portals->activity = sg4::ConditionVariable::create();
     portals->poll_quantum = kPollQuantumStart;
+    if (rank.slot.object) portals->mirror = &wire::mirror_of(*rank.slot.object);
     rank.portals = portals.get();
     g_portals.push_back(std::move(portals));
     return *rank.portals;
+}
+
+void learn_local_reads(RankRecord& rank)
+{
+    RankPortals* p = rank.portals;
+    if (!p || !p->mirror) return;
+    uint64_t local_reads = p->mirror->local_reads.load(std::memory_order_acquire);
+    if (local_reads == p->local_reads_seen) return;
+    rank.portals_ops += local_reads - p->local_reads_seen;
+    rank.portals_local_ops += local_reads - p->local_reads_seen;
+    p->local_reads_seen = local_reads;
+    uint64_t found_work = p->mirror->local_polls_with_work.load(std::memory_order_acquire);
+    if (found_work != p->local_polls_with_work_seen) {
+        p->local_polls_with_work_seen = found_work;
+        p->poll_quantum = kPollQuantumStart;  // as poll_found_work()
+        p->idle_since = -1.0;
+    }
+    for (EventQueue& q : p->eqs)
+        if (q.used) q.learn_consumed();
 }
 
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply)

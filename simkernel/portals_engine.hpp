@@ -16,6 +16,10 @@ RankPortals& attach_portals(RankRecord& rank, simgrid::s4u::Host* core, uint32_t
 // PTL_* code and fills the reply's arguments.
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply);
 
+// The rank is in a request: the Portals calls it answered from its mirror since the
+// previous one count as operations, and the events it took there leave its queues.
+void learn_local_reads(RankRecord& rank);
+
 // PtlAbort: if the rank's proxy is in a blocking wait (PtlEQWait, PtlEQPoll, PtlCTWait,
 // PtlCTPoll), the wait returns PTL_INTERRUPTED; otherwise nothing happens.
 void abort_blocking_wait(RankRecord& rank);

@@ -13,6 +13,8 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "counter.hpp"
+#include "event_queue.hpp"
 #include "matching.hpp"
 #include "rank_region.hpp"
 #include "platform.hpp"
@@ -23,8 +25,8 @@ struct RankRecord;
 struct RankPortals;
 
 enum class HandleKind : uint32_t { NI = 0, EQ = 1, CT = 2, MD = 3, ME = 4, LE = 5 };
-constexpr uint32_t kHandleIndexBits = 29;
-constexpr uint32_t kHandleIndexMask = (1u << kHandleIndexBits) - 1;
+constexpr uint32_t kHandleIndexBits = wire::kHandleIndexBits;
+constexpr uint32_t kHandleIndexMask = wire::kHandleIndexMask;
 inline uint32_t make_handle(HandleKind kind, uint32_t index)
 {
     return (static_cast<uint32_t>(kind) << kHandleIndexBits) | index;
@@ -37,36 +39,6 @@ inline uint32_t handle_index(uint32_t handle)
 {
     return handle & kHandleIndexMask;
 }
-
-// Events become visible to the rank at `visible_at`: the delivery of a zero-byte message
-// from the issuing host to the rank's core costs exactly the route latency.
-struct TimedEvent {
-    double visible_at;
-    ptl_event_t event;
-};
-
-struct EventQueue {
-    bool used = false;
-    uint32_t ni = 0;
-    uint64_t capacity = 0;
-    std::deque<TimedEvent> events;
-    bool dropped = false;  // an event was lost because the queue was full
-};
-
-// An operation waiting for a counter to reach its threshold (triggered operations).
-struct Trigger {
-    uint64_t threshold;
-    uint64_t order;  // registration order, for equal thresholds
-    std::function<void()> fire;
-};
-
-struct Counter {
-    bool used = false;
-    uint32_t ni = 0;
-    ptl_ct_event_t value{0, 0};
-    ptl_ct_event_t last_read{0, 0};  // what the rank's last PtlCTGet returned
-    std::vector<Trigger> triggers;
-};
 
 struct MemoryDescriptor {
     bool used = false;
@@ -168,6 +140,11 @@ struct RankPortals {
     uint64_t arrivals = 0;
     double last_arrival_visible_at = 0.0;
     uint64_t triggers_registered = 0;
+    // The mirror of its queues and counters in the rank's memory (null in unit tests),
+    // and how many of the rank's calls it had answered at the rank's last request.
+    wire::Mirror* mirror = nullptr;
+    uint64_t local_reads_seen = 0;
+    uint64_t local_polls_with_work_seen = 0;
 };
 
 }  // namespace s4bxi::sim

@@ -13,6 +13,7 @@
 #include "outside_wait_service.hpp"
 #include "pmi_service.hpp"
 #include "portals_engine.hpp"
+#include "s4bxi/mirror.hpp"
 #include "trace.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
@@ -113,6 +114,7 @@ void rank_proxy(RankRecord* rank)
         r.dispatch->acquire();
         ++g_sim_activity;
         const wire::Request request = r.request;
+        learn_local_reads(r);
         inject_compute(r, request.cpu_ns);
         wire::Reply& reply = r.slot.object->reply;
         std::memset(&reply, 0, sizeof reply);
@@ -122,6 +124,8 @@ void rank_proxy(RankRecord* rank)
         reply.sim_time = sg4::Engine::get_clock();
         r.phase = finished ? RankPhase::Finished : RankPhase::Computing;
         r.cpu_changed_wall = wall_now();
+        // Writes to the mirror from now on are stamped as made after this reply.
+        wire::mirror_of(*r.slot.object).replies.fetch_add(1, std::memory_order_release);
         publish_reply(*r.slot.object);
         ctx.gate_wakeup->release();
         if (finished) return;

@@ -65,6 +65,7 @@ struct RankRecord {
     double end_time = 0.0;
     int exit_status = 0;
     uint64_t portals_ops = 0;
+    uint64_t portals_local_ops = 0;  // of which answered in the rank's process (its mirror)
     uint64_t messages_sent = 0;   // Put, Get, Atomic... issued (triggered ones included)
     uint64_t bytes_sent = 0;
     double compute_time = 0.0;    // simulated time of injected compute

@@ -9,9 +9,10 @@ namespace s4bxi::sim {
 nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network)
 {
     nlohmann::json ranks = nlohmann::json::array();
-    uint64_t operations = 0;
+    uint64_t operations = 0, local = 0;
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
         operations += r->portals_ops;
+        local += r->portals_local_ops;
         ranks.push_back({{"rank", r->rank},
                          {"pid", r->pid},
                          {"nid", r->nid},
@@ -19,6 +20,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"core", r->core},
                          {"end_time", r->end_time},
                          {"portals_ops", r->portals_ops},
+                         {"portals_local_ops", r->portals_local_ops},
                          {"messages_sent", r->messages_sent},
                          {"bytes_sent", r->bytes_sent},
                          {"compute_time", r->compute_time},
@@ -32,6 +34,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"world_size", ctx.registry.size()},
             {"makespan", makespan},
             {"portals_ops", operations},
+            {"portals_local_ops", local},
             {"bytes_moved", network.bytes_moved},
             {"retransmissions", network.retransmissions},
             {"undeliverable", network.undeliverable},

@@ -68,6 +68,9 @@ TEST_CASE("human summary", "[summary]")
     CHECK(contains(text, "node1"));
     CHECK(contains(text, "unfinished"));
     CHECK(!contains(text, "exit status"));
+    CHECK(!contains(text, "mirror"));
+    s["portals_local_ops"] = 34;
+    CHECK(contains(format_summary(&s, 1.25), "Portals operations  1234 (34 read from the mirror, no round trip)"));
     CHECK(contains(format_summary(&s, 1.25, 3), "exit status         3 (of the program or command)"));
     CHECK(contains(failed_message_first_line(), "rank-crash: rank 1 died"));
 

@@ -1,0 +1,166 @@
+// Mirrors of a rank's event queues and counters, in the memory the rank shares with the
+// server right after its slot (DESIGN.md "Polling"): a PtlEQGet that finds an event, or a
+// PtlCTGet that finds a new value, is answered in the rank's process without a round trip.
+// Part of the contract of wire.hpp: bump wire::kVersion on any change.
+//
+// Determinism. A rank reads locally the state as of its last reply, never a write the
+// server made after it: that one would be seen or not depending on real time. Every write
+// carries a stamp, the number of replies the rank had been given when it was made, and the
+// rank ignores stamps equal to its current count. A round trip still sees everything, so
+// nothing is lost; only the answer that needs no server moves to the rank. A counter keeps
+// its value as of the last reply beside its newest one for the same reason.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::wire {
+
+// Portals handles are a kind in the top bits and an index below: mirrors are by index.
+inline constexpr uint32_t kHandleIndexBits = 29;
+inline constexpr uint32_t kHandleIndexMask = (1u << kHandleIndexBits) - 1;
+
+inline constexpr uint32_t kMirroredEqs = 2048;  // EQ handle indexes mirrored (nic.limit_caps allow 2046)
+inline constexpr uint32_t kMirroredCts = 2048;  // CT handle indexes mirrored
+inline constexpr uint32_t kEqWindow = 64;       // events of a queue mirrored at once: its oldest
+
+struct MirroredEvent {
+    double visible_at;  // simulated time from which the rank may see it
+    uint64_t stamp;     // replies given to the rank when it was written
+    uint8_t event[kEventBytes];
+};
+
+struct alignas(64) EqMirror {
+    std::atomic<uint32_t> handle;  // the queue's handle while it is allocated, else 0
+    uint32_t reserved;
+    // An event was lost because the queue was full: the stamp of the loss + 1 (0: none).
+    // The next event taken reports PTL_EQ_DROPPED.
+    std::atomic<uint64_t> dropped;
+    std::atomic<uint64_t> head;     // events written into the window (by the server)
+    std::atomic<uint64_t> tail;     // events consumed (by the rank locally, or by the server)
+    MirroredEvent window[kEqWindow];
+};
+
+struct CounterValue {
+    std::atomic<uint64_t> success;
+    std::atomic<uint64_t> failure;
+    std::atomic<uint64_t> stamp;
+};
+
+struct alignas(64) CtMirror {
+    std::atomic<uint32_t> handle;   // the counter's handle while it is allocated, else 0
+    std::atomic<uint32_t> version;  // seqlock: odd while the server writes
+    CounterValue newest;
+    CounterValue at_reply;  // the newest value stamped before the current reply count
+    // What the rank's last PtlCTGet returned: a poll that reads it again is empty.
+    std::atomic<uint64_t> last_read_success;
+    std::atomic<uint64_t> last_read_failure;
+};
+
+struct Mirror {
+    std::atomic<uint64_t> replies;      // replies the server has given the rank
+    std::atomic<uint64_t> local_reads;  // Portals calls the rank answered from the mirror
+    // Of which polls that found work (an event, a new PtlCTGet value): the server's empty
+    // polls start their fast-forward afresh after one, as after its own (DESIGN.md "Polling").
+    std::atomic<uint64_t> local_polls_with_work;
+    EqMirror eqs[kMirroredEqs];
+    CtMirror cts[kMirroredCts];
+};
+
+static_assert(std::is_standard_layout_v<Mirror>);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// The channel memory of a rank: its slot, then its mirror. The memory starts zeroed (a
+// fresh memfd): an all-zero mirror is a valid empty one, and its pages are only allocated
+// when written.
+inline constexpr size_t kMirrorOffset = 4096;
+inline constexpr size_t kChannelBytes = kMirrorOffset + ((sizeof(Mirror) + 4095) / 4096) * 4096;
+static_assert(sizeof(Slot) <= kMirrorOffset);
+
+inline Mirror& mirror_of(Slot& slot)
+{
+    return *reinterpret_cast<Mirror*>(reinterpret_cast<char*>(&slot) + kMirrorOffset);
+}
+
+// ---------------------------------------------------------------------------------------
+// The rank's side. It runs while the server writes; `replies` is the mirror's count, which
+// does not change while the rank runs.
+
+// The oldest event of the queue the rank may take at simulated time `now`, or null.
+inline const MirroredEvent* readable_event(const EqMirror& q, uint32_t handle, uint64_t replies, double now)
+{
+    if (handle == 0 || q.handle.load(std::memory_order_acquire) != handle) return nullptr;
+    uint64_t tail = q.tail.load(std::memory_order_relaxed);
+    if (q.head.load(std::memory_order_acquire) == tail) return nullptr;
+    const MirroredEvent& event = q.window[tail % kEqWindow];
+    if (event.stamp >= replies || event.visible_at > now) return nullptr;
+    return &event;
+}
+
+// After reading the event readable_event() gave: the server may reuse its place. Returns
+// true when the event is the first after a loss the rank may know of (PTL_EQ_DROPPED).
+inline bool consume_event(EqMirror& q, uint64_t replies)
+{
+    q.tail.store(q.tail.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    uint64_t dropped = q.dropped.load(std::memory_order_acquire);
+    if (dropped == 0 || dropped - 1 >= replies) return false;
+    // The server writes it only when it is 0, so this cannot hide a newer loss.
+    q.dropped.store(0, std::memory_order_release);
+    return true;
+}
+
+// The counter's value as of the rank's last reply, if the counter is this handle's.
+inline bool readable_counter(const CtMirror& c, uint32_t handle, uint64_t replies, uint64_t& success,
+                             uint64_t& failure)
+{
+    if (handle == 0 || c.handle.load(std::memory_order_acquire) != handle) return false;
+    while (true) {
+        uint32_t before = c.version.load(std::memory_order_acquire);
+        if (before & 1) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        const CounterValue& value = c.newest.stamp.load(std::memory_order_relaxed) < replies ? c.newest : c.at_reply;
+        success = value.success.load(std::memory_order_relaxed);
+        failure = value.failure.load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (c.version.load(std::memory_order_relaxed) == before) return true;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The server's side.
+
+inline void open_counter(CtMirror& c, uint32_t handle, uint64_t replies)
+{
+    c.handle.store(0, std::memory_order_release);
+    for (CounterValue* value : {&c.newest, &c.at_reply}) {
+        value->success.store(0, std::memory_order_relaxed);
+        value->failure.store(0, std::memory_order_relaxed);
+        value->stamp.store(replies, std::memory_order_relaxed);
+    }
+    c.last_read_success.store(0, std::memory_order_relaxed);
+    c.last_read_failure.store(0, std::memory_order_relaxed);
+    c.handle.store(handle, std::memory_order_release);
+}
+
+inline void write_counter(CtMirror& c, uint64_t success, uint64_t failure, uint64_t replies)
+{
+    uint32_t version = c.version.load(std::memory_order_relaxed);
+    c.version.store(version + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    if (c.newest.stamp.load(std::memory_order_relaxed) < replies) {
+        c.at_reply.success.store(c.newest.success.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        c.at_reply.failure.store(c.newest.failure.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        c.at_reply.stamp.store(c.newest.stamp.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+    c.newest.success.store(success, std::memory_order_relaxed);
+    c.newest.failure.store(failure, std::memory_order_relaxed);
+    c.newest.stamp.store(replies, std::memory_order_relaxed);
+    c.version.store(version + 2, std::memory_order_release);
+}
+
+}  // namespace s4bxi::wire

@@ -1,0 +1,180 @@
+#include "mirror_reads.hpp"
+
+#include <cstring>
+
+#include "runtime.hpp"
+
+namespace s4bxi::interpose::mirror_reads {
+namespace {
+
+namespace wire = s4bxi::wire;
+
+// Set while a call reads the mirror: a signal handler's Portals call in the middle of it
+// goes to the server instead of taking the same event twice.
+volatile bool g_reading = false;
+
+class Reading {
+public:
+    Reading() : mirror_(g_reading ? nullptr : readable_mirror())
+    {
+        if (!mirror_) return;
+        g_reading = true;
+        replies_ = mirror_->replies.load(std::memory_order_acquire);
+    }
+    ~Reading()
+    {
+        if (mirror_) g_reading = false;
+    }
+    Reading(const Reading&) = delete;
+    Reading& operator=(const Reading&) = delete;
+
+    explicit operator bool() const { return mirror_ != nullptr; }
+
+    wire::EqMirror* queue(ptl_handle_eq_t handle) const
+    {
+        uint32_t index = handle & wire::kHandleIndexMask;
+        if (handle == 0 || index >= wire::kMirroredEqs) return nullptr;
+        wire::EqMirror& q = mirror_->eqs[index];
+        return q.handle.load(std::memory_order_acquire) == handle ? &q : nullptr;
+    }
+
+    wire::CtMirror* counter(ptl_handle_ct_t handle) const
+    {
+        uint32_t index = handle & wire::kHandleIndexMask;
+        if (handle == 0 || index >= wire::kMirroredCts) return nullptr;
+        wire::CtMirror& c = mirror_->cts[index];
+        return c.handle.load(std::memory_order_acquire) == handle ? &c : nullptr;
+    }
+
+    // Takes the queue's oldest event if the rank may see it now; sets `rc`.
+    bool take(wire::EqMirror& q, uint32_t handle, ptl_event_t* event, int* rc) const
+    {
+        const wire::MirroredEvent* found = wire::readable_event(q, handle, replies_, clock());
+        if (!found) return false;
+        static_assert(sizeof *event == sizeof found->event);
+        std::memcpy(event, found->event, sizeof *event);
+        *rc = wire::consume_event(q, replies_) ? PTL_EQ_DROPPED : PTL_OK;
+        answered(true);
+        return true;
+    }
+
+    bool value(const wire::CtMirror& c, uint32_t handle, ptl_ct_event_t& out) const
+    {
+        return wire::readable_counter(c, handle, replies_, out.success, out.failure);
+    }
+
+    // `found_work`: a poll that found an event or a new counter value (not a satisfied wait).
+    void answered(bool found_work) const
+    {
+        bump(mirror_->local_reads);
+        if (found_work) bump(mirror_->local_polls_with_work);
+    }
+
+private:
+    static void bump(std::atomic<uint64_t>& count)
+    {
+        count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+
+    // Read only when an event may be taken. A rank found blocked outside catches up with a
+    // request there, which leaves `replies_` behind: stricter, never wrong.
+    double clock() const
+    {
+        if (!clock_read_) {
+            now_ = virtual_now();
+            clock_read_ = true;
+        }
+        return now_;
+    }
+
+    wire::Mirror* mirror_;
+    mutable double now_ = 0.0;
+    mutable bool clock_read_ = false;
+    uint64_t replies_ = 0;
+};
+
+bool reached(const ptl_ct_event_t& value, ptl_size_t test)
+{
+    return value.success >= test || value.failure > 0;
+}
+
+}  // namespace
+
+bool eq_get(ptl_handle_eq_t handle, ptl_event_t* event, int* rc)
+{
+    Reading reading;
+    if (!reading) return false;
+    wire::EqMirror* q = reading.queue(handle);
+    return q && reading.take(*q, handle, event, rc);
+}
+
+bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, ptl_event_t* event, unsigned int* which, int* rc)
+{
+    Reading reading;
+    if (!reading || size > wire::kMaxPollHandles) return false;
+    wire::EqMirror* queues[wire::kMaxPollHandles];
+    for (unsigned int i = 0; i < size; ++i)
+        if (!(queues[i] = reading.queue(handles[i]))) return false;
+    // The first queue, in the caller's order, with an event to take: as the server does.
+    for (unsigned int i = 0; i < size; ++i) {
+        ptl_event_t found;
+        if (reading.take(*queues[i], handles[i], &found, rc)) {
+            if (event) *event = found;
+            if (which) *which = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ct_get(ptl_handle_ct_t handle, ptl_ct_event_t* event)
+{
+    Reading reading;
+    if (!reading) return false;
+    wire::CtMirror* c = reading.counter(handle);
+    ptl_ct_event_t value;
+    if (!c || !reading.value(*c, handle, value)) return false;
+    // The same value as the last PtlCTGet: an empty poll, which the server fast-forwards.
+    if (value.success == c->last_read_success.load(std::memory_order_relaxed) &&
+        value.failure == c->last_read_failure.load(std::memory_order_relaxed))
+        return false;
+    c->last_read_success.store(value.success, std::memory_order_relaxed);
+    c->last_read_failure.store(value.failure, std::memory_order_relaxed);
+    *event = value;
+    reading.answered(true);
+    return true;
+}
+
+bool ct_wait(ptl_handle_ct_t handle, ptl_size_t test, ptl_ct_event_t* event)
+{
+    Reading reading;
+    if (!reading) return false;
+    wire::CtMirror* c = reading.counter(handle);
+    ptl_ct_event_t value;
+    if (!c || !reading.value(*c, handle, value) || !reached(value, test)) return false;
+    *event = value;
+    reading.answered(false);
+    return true;
+}
+
+bool ct_poll(const ptl_handle_ct_t* handles, const ptl_size_t* tests, unsigned int size, ptl_ct_event_t* event,
+             unsigned int* which)
+{
+    Reading reading;
+    if (!reading || size > wire::kMaxPollHandles) return false;
+    ptl_ct_event_t values[wire::kMaxPollHandles];
+    for (unsigned int i = 0; i < size; ++i) {
+        wire::CtMirror* c = reading.counter(handles[i]);
+        if (!c || !reading.value(*c, handles[i], values[i])) return false;
+    }
+    for (unsigned int i = 0; i < size; ++i) {
+        if (!reached(values[i], tests[i])) continue;
+        *event = values[i];
+        *which = i;
+        reading.answered(false);
+        return true;
+    }
+    return false;
+}
+
+}  // namespace s4bxi::interpose::mirror_reads

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Events and counters read from the mirror make no round trip (mirror_reads.c): the run
+summary counts, per rank, the Portals calls answered in the rank's own process. Rank 1
+reads its counter three times (PtlCTGet, PtlCTWait, PtlCTPoll), 20 events of its counted
+queue and the 4 kept by its small queue, then finds both queues empty (a round trip).
+Rank 0 reads 20 SEND, 20 ACK and 6 SEND events. Two runs under --cpu-model zero give the
+same summary."""
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+launcher, program = sys.argv[1], sys.argv[2]
+EXPECTED_LOCAL = {0: 20 + 20 + 6, 1: 3 + 20 + 4}
+
+
+def run(summary):
+    done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--summary", str(summary), program],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    data = json.loads(summary.read_text())
+    data.pop("wall_time", None)
+    for rank in data["ranks"]:
+        rank.pop("pid", None)
+    return data
+
+
+with tempfile.TemporaryDirectory() as work:
+    first, second = run(Path(work) / "a.json"), run(Path(work) / "b.json")
+problems = []
+for rank in first["ranks"]:
+    got, expected = rank.get("portals_local_ops"), EXPECTED_LOCAL[rank["rank"]]
+    print(f"rank {rank['rank']}: {got} calls answered from the mirror (expected {expected}), "
+          f"{rank['portals_ops']} Portals operations in all")
+    if got != expected:
+        problems.append(f"rank {rank['rank']}: {got} local reads, expected {expected}")
+if first != second:
+    problems.append("two runs under --cpu-model zero gave different summaries")
+if problems:
+    sys.exit("; ".join(problems))
