@@ -54,6 +54,21 @@ public:
         static_assert(sizeof *event == sizeof found->event);
         std::memcpy(event, found->event, sizeof *event);
         *rc = wire::consume_event(q, replies_) ? PTL_EQ_DROPPED : PTL_OK;
+        looked_at_events();
+        answered(true);
+        return true;
+    }
+
+    // After an event queue read that found nothing: PTL_EQ_EMPTY at once if an event the
+    // rank has not looked at is visible (the server's unseen_event_visible()).
+    bool empty_with_work_elsewhere(int* rc) const
+    {
+        uint64_t events = mirror_->events_at_reply.load(std::memory_order_relaxed);
+        if (events == mirror_->events_looked.load(std::memory_order_relaxed) ||
+            mirror_->last_event_visible_at_reply.load(std::memory_order_relaxed) > clock())
+            return false;
+        looked_at_events();
+        *rc = PTL_EQ_EMPTY;
         answered(true);
         return true;
     }
@@ -71,6 +86,11 @@ public:
     }
 
 private:
+    void looked_at_events() const
+    {
+        mirror_->events_looked.store(mirror_->events_at_reply.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    }
+
     static void bump(std::atomic<uint64_t>& count)
     {
         count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_release);
@@ -100,15 +120,16 @@ bool reached(const ptl_ct_event_t& value, ptl_size_t test)
 
 }  // namespace
 
-bool eq_get(ptl_handle_eq_t handle, ptl_event_t* event, int* rc)
+bool eq_get(ptl_handle_eq_t handle, bool polling, ptl_event_t* event, int* rc)
 {
     Reading reading;
     if (!reading) return false;
     wire::EqMirror* q = reading.queue(handle);
-    return q && reading.take(*q, handle, event, rc);
+    return q && (reading.take(*q, handle, event, rc) || (polling && reading.empty_with_work_elsewhere(rc)));
 }
 
-bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, ptl_event_t* event, unsigned int* which, int* rc)
+bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, bool polling, ptl_event_t* event, unsigned int* which,
+             int* rc)
 {
     Reading reading;
     if (!reading || size > wire::kMaxPollHandles) return false;
@@ -124,7 +145,7 @@ bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, ptl_event_t* eve
             return true;
         }
     }
-    return false;
+    return polling && reading.empty_with_work_elsewhere(rc);
 }
 
 bool ct_get(ptl_handle_ct_t handle, ptl_ct_event_t* event)

@@ -327,7 +327,7 @@ S4BXI_API int PtlEQGet(ptl_handle_eq_t eq_handle, ptl_event_t* event)
 {
     REQUIRE_RANK();
     if (!event) return PTL_ARG_INVALID;
-    if (int rc; mirror_reads::eq_get(eq_handle, event, &rc)) return rc;
+    if (int rc; mirror_reads::eq_get(eq_handle, true, event, &rc)) return rc;
     wire::HandleArgs args{eq_handle, 0};
     return event_result(call(wire::Op::PtlEQGet, &args, sizeof args), event, nullptr);
 }
@@ -336,7 +336,7 @@ S4BXI_API int PtlEQWait(ptl_handle_eq_t eq_handle, ptl_event_t* event)
 {
     REQUIRE_RANK();
     if (!event) return PTL_ARG_INVALID;
-    if (int rc; mirror_reads::eq_get(eq_handle, event, &rc)) return rc;
+    if (int rc; mirror_reads::eq_get(eq_handle, false, event, &rc)) return rc;
     wire::HandleArgs args{eq_handle, 0};
     return event_result(call(wire::Op::PtlEQWait, &args, sizeof args), event, nullptr);
 }
@@ -347,7 +347,7 @@ S4BXI_API int PtlEQPoll(const ptl_handle_eq_t* eq_handles, unsigned int size, pt
     REQUIRE_RANK();
     if (!eq_handles || size == 0) return PTL_ARG_INVALID;
     if (size > wire::kMaxPollHandles) return not_supported("PtlEQPoll on more than 64 event queues");
-    if (int rc; mirror_reads::eq_poll(eq_handles, size, event, which, &rc)) return rc;
+    if (int rc; mirror_reads::eq_poll(eq_handles, size, timeout == 0, event, which, &rc)) return rc;
     wire::EQPollArgs args{};
     args.size = size;
     args.timeout_ms = timeout;

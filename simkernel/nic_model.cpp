@@ -386,10 +386,13 @@ VirtualNetwork response_vn(VirtualNetwork request_vn)
 
 namespace {
 
-void note_arrival(RankPortals& owner, double visible_at)
+void note_arrival(RankPortals& owner, double visible_at, bool event)
 {
     ++owner.arrivals;
     owner.last_arrival_visible_at = visible_at;
+    if (!event) return;
+    ++owner.events;
+    owner.last_event_visible_at = visible_at;
 }
 
 }  // namespace
@@ -425,7 +428,7 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
               static_cast<int>(event.ni_fail_type), eq_handle);
     double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
     if (!eq.push({visible, event})) return;
-    note_arrival(owner, visible);
+    note_arrival(owner, visible, true);
     owner.activity->notify_all();
 }
 
@@ -462,7 +465,7 @@ void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint6
     c->value.success += success;
     c->value.failure += failure;
     c->publish();
-    note_arrival(owner, sg4::Engine::get_clock());
+    note_arrival(owner, sg4::Engine::get_clock(), false);
     owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
 }
@@ -473,7 +476,7 @@ void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
     if (!c) return;
     c->value = value;
     c->publish();
-    note_arrival(owner, sg4::Engine::get_clock());
+    note_arrival(owner, sg4::Engine::get_clock(), false);
     owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
 }

@@ -91,6 +91,19 @@ EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n
     return c;
 }
 
+// When the rank last read its event queues (RankPortals::events_looked): in its mirror,
+// which its local reads update too, if it has one.
+uint64_t events_looked(const RankPortals& p)
+{
+    return p.mirror ? p.mirror->events_looked.load(std::memory_order_relaxed) : p.events_looked;
+}
+
+void set_events_looked(RankPortals& p, uint64_t events)
+{
+    p.events_looked = events;
+    if (p.mirror) p.mirror->events_looked.store(events, std::memory_order_relaxed);
+}
+
 // The entry's handle slot, if it still holds this entry, becomes free.
 void release_handle(RankPortals& owner, const ListEntryPtr& entry)
 {
@@ -337,6 +350,14 @@ private:
         if (p_.last_arrival_visible_at <= sg4::Engine::get_clock()) return true;
         if (until < 0 || p_.last_arrival_visible_at < until) until = p_.last_arrival_visible_at;
         return false;
+    }
+
+    // An event the rank has not looked at yet (written since it last read its queues, by
+    // a call of its own such as a PtlMEAppend that found an unexpected message, or by the
+    // NIC) is visible: its polling loop will find it on its next round.
+    bool unseen_event_visible() const
+    {
+        return p_.events != events_looked(p_) && p_.last_event_visible_at <= sg4::Engine::get_clock();
     }
 
     void poll_found_work()
@@ -804,8 +825,12 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
     EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0};
     double deadline = polling ? poll.deadline : timeout < 0 ? -1.0 : now + timeout;
     r_.waiting_on = count == 1 ? fmt::format("{}(eq {:#x})", what, handles[0]) : fmt::format("{}({} queues)", what, count);
+    struct LookedAtEvents {  // whatever the answer, the rank has now read its queues
+        RankPortals& p;
+        ~LookedAtEvents() { set_events_looked(p, p.events); }
+    } looked{p_};
     std::unique_lock lock(*p_.mutex);
-    while (true) {
+    for (bool first = true;; first = false) {
         double earliest = -1;
         for (uint32_t i = 0; i < count; ++i) {
             EventQueue* q = eq(handles[i]);
@@ -814,6 +839,10 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
             double next_visible;
             if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
             if (next_visible >= 0 && (earliest < 0 || next_visible < earliest)) earliest = next_visible;
+        }
+        if (polling && first && unseen_event_visible()) {  // work elsewhere: let the loop see it
+            poll_found_work();
+            return PTL_EQ_EMPTY;
         }
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
         double until = deadline;

@@ -139,6 +139,11 @@ struct RankPortals {
     // any queue, since the polling loop would notice it on its next round.
     uint64_t arrivals = 0;
     double last_arrival_visible_at = 0.0;
+    // Of which events, and how many there had been when the rank last read its queues
+    // (kept in the mirror when there is one, since the rank reads them locally too).
+    uint64_t events = 0;
+    double last_event_visible_at = 0.0;
+    uint64_t events_looked = 0;
     uint64_t triggers_registered = 0;
     // The mirror of its queues and counters in the rank's memory (null in unit tests),
     // and how many of the rank's calls it had answered at the rank's last request.

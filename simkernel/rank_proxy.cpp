@@ -125,7 +125,12 @@ void rank_proxy(RankRecord* rank)
         r.phase = finished ? RankPhase::Finished : RankPhase::Computing;
         r.cpu_changed_wall = wall_now();
         // Writes to the mirror from now on are stamped as made after this reply.
-        wire::mirror_of(*r.slot.object).replies.fetch_add(1, std::memory_order_release);
+        wire::Mirror& mirror = wire::mirror_of(*r.slot.object);
+        if (r.portals) {
+            mirror.events_at_reply.store(r.portals->events, std::memory_order_relaxed);
+            mirror.last_event_visible_at_reply.store(r.portals->last_event_visible_at, std::memory_order_relaxed);
+        }
+        mirror.replies.fetch_add(1, std::memory_order_release);
         publish_reply(*r.slot.object);
         ctx.gate_wakeup->release();
         if (finished) return;

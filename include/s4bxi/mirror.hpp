@@ -66,12 +66,19 @@ struct Mirror {
     // Of which polls that found work (an event, a new PtlCTGet value): the server's empty
     // polls start their fast-forward afresh after one, as after its own (DESIGN.md "Polling").
     std::atomic<uint64_t> local_polls_with_work;
+    // Events written for the rank, and the date the last of them becomes visible, as of
+    // its last reply; and the count when the rank last read its event queues. An empty
+    // poll while an event the rank has not looked at yet is visible returns at once, free
+    // (DESIGN.md "Polling": the polling loop would find it on its next round).
+    std::atomic<uint64_t> events_at_reply;
+    std::atomic<double> last_event_visible_at_reply;
+    std::atomic<uint64_t> events_looked;
     EqMirror eqs[kMirroredEqs];
     CtMirror cts[kMirroredCts];
 };
 
 static_assert(std::is_standard_layout_v<Mirror>);
-static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<double>::is_always_lock_free);
 
 // The channel memory of a rank: its slot, then its mirror. The memory starts zeroed (a
 // fresh memfd): an all-zero mirror is a valid empty one, and its pages are only allocated
