@@ -317,7 +317,10 @@ static int event_result(const wire::Reply& reply, ptl_event_t* event, unsigned i
 {
     if (reply.rc == PTL_OK || reply.rc == PTL_EQ_DROPPED) {
         const auto& out = result<wire::EventReply>(reply);
-        if (event) std::memcpy(event, out.event, sizeof *event);
+        ptl_event_t found;
+        std::memcpy(&found, out.event, sizeof found);
+        mirror_reads::after_event(found);
+        if (event) *event = found;
         if (which) *which = out.which;
     }
     return reply.rc;

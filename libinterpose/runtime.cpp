@@ -60,6 +60,7 @@ struct RankState {
 };
 
 RankState g_state;
+uint64_t g_requests = 0;  // calls of call(), answered locally or not
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
@@ -255,6 +256,11 @@ bool is_rank()
 bool in_call()
 {
     return g_state.in_call;
+}
+
+uint64_t requests_made()
+{
+    return g_requests;
 }
 
 wire::Mirror* readable_mirror()
@@ -458,6 +464,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     int64_t wall_entry_ns = host_monotonic_ns();
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
+    ++g_requests;
     if (!g_state.in_call && !g_state.in_reading && on_simulated_thread())
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;
     g_state.in_call = true;

@@ -19,6 +19,10 @@ bool in_call();
 // may read it now: the simulated thread, outside a request and a clock reading.
 wire::Mirror* readable_mirror();
 
+// How many requests the process has made (call()), whether the server or the process
+// itself answered them.
+uint64_t requests_made();
+
 // Tells the server this rank has finished with `status` (exit, _exit). Idempotent.
 void finish_rank(int status);
 

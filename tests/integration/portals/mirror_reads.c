@@ -6,7 +6,8 @@
  * counter's value are read in the rank's own process. Each rank checks what it reads:
  * events in order, the loss on the small queue reported once (PTL_EQ_DROPPED), counters
  * with PtlCTGet, PtlCTWait and PtlCTPoll, queues with PtlEQGet, PtlEQWait and PtlEQPoll,
- * and an empty poll of another queue meanwhile, which returns at once, once.
+ * and empty polls that return at once: of another queue while events wait, and right
+ * after a poll that found an event (once each).
  * check_mirror_reads.py checks from the run summary that these calls made no round trip. */
 #define _POSIX_C_SOURCE 200809L
 #include <portals4.h>
@@ -112,8 +113,14 @@ static void receiver(ptl_handle_ni_t ni)
         expect(rc == (k == 0 ? PTL_EQ_DROPPED : PTL_OK) && which == 0 && event.hdr_data == (ptl_hdr_data_t)(100 + k),
                "the small queue's events, the first reporting the loss");
     }
+    /* Right after a poll that found an event, an empty poll takes no time; the next one
+     * fast-forwards. */
     ptl_event_t none;
+    long long after_event = now_ns();
     EXPECT_RC(PtlEQPoll(queues, 2, 0, &none, &which), PTL_EQ_EMPTY);
+    expect(now_ns() == after_event, "an empty poll right after an event takes no time");
+    EXPECT_RC(PtlEQPoll(queues, 2, 0, &none, &which), PTL_EQ_EMPTY);
+    expect(now_ns() > after_event, "the next empty poll fast-forwards");
 }
 
 static void sender(ptl_handle_ni_t ni, ptl_process_t peer)
