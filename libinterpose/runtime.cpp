@@ -52,8 +52,7 @@ struct RankState {
     wire::Doorbell* doorbell = nullptr;
     wire::Welcome welcome{};
     int64_t wall_at_reply_ns = 0;  // host CLOCK_MONOTONIC at the last reply
-    bool in_call = false;
-    wire::Reply last_reply{};
+    std::atomic<bool> in_call{false};  // some thread's request holds the slot
     // What of the simulated thread's CPU time is the interposer's (cpu_accounting.hpp).
     cpuacct::Ledger ledger{};
     bool in_reading = false;  // virtual_now() is updating the ledger
@@ -269,13 +268,21 @@ wire::Mirror* readable_mirror()
     return &wire::mirror_of(*g_state.slot);
 }
 
-bool on_simulated_thread()
+namespace {
+
+pid_t current_tid()
 {
-    if (!g_state.active) return false;
     // Initial-exec TLS and no guard: this is on the path of every request and clock reading.
     static thread_local __attribute__((tls_model("initial-exec"))) pid_t tid = 0;
     if (tid == 0) tid = static_cast<pid_t>(syscall(SYS_gettid));
-    return tid == g_state.tid;
+    return tid;
+}
+
+}  // namespace
+
+bool on_simulated_thread()
+{
+    return g_state.active && current_tid() == g_state.tid;
 }
 
 int simulated_thread_id()
@@ -458,6 +465,66 @@ void request_abort()
     ring_doorbell();
 }
 
+namespace {
+
+// A rank has one slot: its threads take turns at it. The word holds the thread that has
+// its turn (0: none); the others sleep on it. A thread blocked in a Portals wait keeps its
+// turn until the wait ends.
+std::atomic<int32_t> g_slot_turn{0};
+std::atomic<uint32_t> g_turn_waiters{0};
+
+class SlotTurn {
+public:
+    SlotTurn()
+    {
+        const pid_t self = current_tid();
+        if (g_slot_turn.load(std::memory_order_relaxed) == self)
+            fatal("not supported yet: a Portals call from a signal handler that interrupted a Portals call of the "
+                  "same thread");
+        int32_t free = 0;
+        while (!g_slot_turn.compare_exchange_weak(free, self, std::memory_order_acquire, std::memory_order_relaxed)) {
+            if (free != 0) {
+                g_turn_waiters.fetch_add(1, std::memory_order_seq_cst);
+                timespec timeout{0, 1000000};
+                syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_slot_turn), FUTEX_WAIT, free, &timeout, nullptr, 0);
+                g_turn_waiters.fetch_sub(1, std::memory_order_relaxed);
+            }
+            free = 0;
+        }
+    }
+    ~SlotTurn()
+    {
+        g_slot_turn.store(0, std::memory_order_seq_cst);
+        if (g_turn_waiters.load(std::memory_order_seq_cst) > 0)
+            syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_slot_turn), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+    }
+    SlotTurn(const SlotTurn&) = delete;
+    SlotTurn& operator=(const SlotTurn&) = delete;
+};
+
+// The server answers a trapped syscall of the simulated thread on the slot too (while that
+// thread sleeps in it and another calls us): wait for it to hand the slot back.
+void claim_slot()
+{
+    std::atomic<uint32_t>& state = g_state.slot->state;
+    const uint32_t idle = static_cast<uint32_t>(wire::SlotState::Idle);
+    uint32_t seen = idle;
+    while (!state.compare_exchange_weak(seen, static_cast<uint32_t>(wire::SlotState::Claimed),
+                                        std::memory_order_acquire, std::memory_order_relaxed)) {
+        if (seen != idle) {
+            timespec timeout{0, 1000000};
+            futex(&state, FUTEX_WAIT, seen, &timeout);
+        }
+        seen = idle;
+    }
+}
+
+// Each thread keeps its own copy of its last reply: another thread's request may use the
+// slot as soon as this one's ends.
+thread_local wire::Reply t_last_reply{};
+
+}  // namespace
+
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
 {
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
@@ -465,20 +532,25 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
     ++g_requests;
-    if (!g_state.in_call && !g_state.in_reading && on_simulated_thread())
+    const bool simulated_thread = on_simulated_thread();
+    if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;
+    SlotTurn turn;
+    claim_slot();
     g_state.in_call = true;
     // The request and the reply are readings of the CPU clock (cpu_accounting.hpp): the
-    // wall stamps frame the application's time between our readings. A request from
-    // another thread (exit() there) or from a nested reading is charged as it stands.
-    const bool accounted = !g_state.in_reading && on_simulated_thread();
+    // wall stamps frame the application's time between our readings. A request from a
+    // nested reading is charged as it stands. Another thread's request leaves the rank's
+    // clock to the simulated thread: that thread's computation overlaps the request.
+    const bool accounted = !g_state.in_reading && simulated_thread;
     wire::Slot& slot = *g_state.slot;
-    uint64_t cpu_ns = thread_cpu_ns();
+    // Another thread's CPU time is not the rank's computation: its requests carry none.
+    uint64_t cpu_ns = simulated_thread ? thread_cpu_ns() : 0;
     uint64_t base = accounted ? account_reading(cpu_ns, wall_entry_ns) : slot.cpu_at_reply_ns.load(std::memory_order_acquire);
     wire::Request& request = slot.request;
     request.op = static_cast<uint32_t>(op);
     request.seq = request.seq + 1;  // the server's trap also posts on this slot
-    request.cpu_ns = cpu_ns > base ? cpu_ns - base : 0;
+    request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
     if (args_size) memcpy(request.args, args, args_size);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
     ring_doorbell();
@@ -492,11 +564,16 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         if (slot.state.load(std::memory_order_acquire) != replied && !server_alive())
             fatal("the simulation server is gone; stopping");
     }
-    g_state.last_reply = slot.reply;
-    if (g_state.last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
+    t_last_reply = slot.reply;
+    if (t_last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
+    if (!simulated_thread) {
+        slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
+        g_state.in_call = false;
+        return t_last_reply;
+    }
     uint64_t bits;
-    memcpy(&bits, &g_state.last_reply.sim_time, sizeof bits);
-    int64_t sim_ns = timemath::seconds_to_ns(g_state.last_reply.sim_time);
+    memcpy(&bits, &t_last_reply.sim_time, sizeof bits);
+    int64_t sim_ns = timemath::seconds_to_ns(t_last_reply.sim_time);
     // The reply's reading of the CPU clock, then the wall stamp: as little as possible of
     // our own work after them is charged to the application.
     uint64_t reply_cpu_ns = thread_cpu_ns();
@@ -509,7 +586,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     g_state.ledger.returned(accounted ? wall_ns : 0);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
     g_state.in_call = false;
-    return g_state.last_reply;
+    return t_last_reply;
 }
 
 }  // namespace s4bxi::interpose

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <ctime>
 #include <new>
 #include <stdexcept>
@@ -80,7 +81,9 @@ uint32_t wait_doorbell(wire::Doorbell& doorbell, uint32_t seen, double timeout_s
 void publish_reply(wire::Slot& slot)
 {
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Replied), std::memory_order_release);
-    futex(&slot.state, FUTEX_WAKE, 1, nullptr);
+    // All waiters: the thread that made the request, and any other thread of the rank
+    // waiting to claim the slot after it.
+    futex(&slot.state, FUTEX_WAKE, INT_MAX, nullptr);
 }
 
 }  // namespace s4bxi::sim

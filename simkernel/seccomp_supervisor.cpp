@@ -157,7 +157,7 @@ namespace {
 
 using Entry = SeccompSupervisor::Entry;
 
-// Posts a Sleep request into the slot as the rank's call() would, waits for the reply,
+// Posts a Sleep request into the slot (claimed by the caller) as the rank's call() would, waits for the reply,
 // then hands the slot back to the rank (Idle, clock fields updated). Returns false if the
 // rank was removed meanwhile.
 bool simulated_sleep(Entry& e, double seconds)
@@ -189,6 +189,7 @@ bool simulated_sleep(Entry& e, double seconds)
     slot.threads_clock_offset_ns.store(threads_clock_offset(seconds_to_ns(sim_time), host_monotonic_ns()),
                                        std::memory_order_release);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
+    futex(&slot.state, FUTEX_WAKE, INT_MAX, nullptr);  // a thread of the rank may wait to claim it
     return true;
 }
 
@@ -204,9 +205,12 @@ void sleep_worker(Entry* e, std::atomic<uint64_t>* sleeps_counter)
         e->sleeps.pop_front();
         bool slept = false;
         if (!e->stop.load() && e->attached) {
-            // The slot is free only while the rank is not inside call() (a signal handler
-            // may make a direct syscall in the middle of one): otherwise sleep for real.
-            if (e->slot->state.load(std::memory_order_acquire) != static_cast<uint32_t>(wire::SlotState::Idle)) {
+            // The slot is free only while no thread of the rank is inside call() (a
+            // signal handler may make a direct syscall in the middle of one, another
+            // thread may be waiting in one): otherwise sleep for real.
+            uint32_t idle = static_cast<uint32_t>(wire::SlotState::Idle);
+            if (!e->slot->state.compare_exchange_strong(idle, static_cast<uint32_t>(wire::SlotState::Claimed),
+                                                        std::memory_order_acquire)) {
                 respond(e->fd, notif.resp, sleep.id, 0, 0, true);
                 continue;
             }

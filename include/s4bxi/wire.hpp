@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 5;
+inline constexpr uint32_t kVersion = 6;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -58,6 +58,9 @@ enum class SlotState : uint32_t {
     Idle = 0,     // the rank owns the slot and is running its own code
     Posted = 1,   // a request is waiting for the server
     Replied = 2,  // the reply is ready for the rank
+    // Taken (from Idle, by compare-and-swap) by whoever is writing a request: a thread of
+    // the rank, or the server answering a trapped syscall of its simulated thread.
+    Claimed = 3,
 };
 
 // Operation codes. Values are part of the protocol; never reuse a retired number.
