@@ -157,6 +157,7 @@ private:
     bool stopping_command_ = false;
     std::optional<int> first_rank_failure_;
     std::optional<TimePoint> command_grace_;
+    double server_grace_ = kServerExitGrace;  // of the WaitingExit stage in progress
     GraceReason grace_reason_ = GraceReason::None;
 
     std::optional<TimePoint> wall_deadline_;
@@ -551,7 +552,8 @@ void Supervisor::on_exit(pid_t pid, int wstatus)
                 // The server notices the death by itself; give it time to say so.
                 if (server_alive_ && server_stage_ == ServerStage::Running) {
                     server_stage_ = ServerStage::WaitingExit;
-                    server_deadline_ = after(kServerExitGrace);
+                    server_grace_ = kServerExitGrace;
+                    server_deadline_ = after(server_grace_);
                 }
             } else if (decode_status(wstatus) != 0) {
                 log::warning("rank {} (pid {}) exited with status {}", child->rank, pid, decode_status(wstatus));
@@ -574,15 +576,14 @@ void Supervisor::on_exit(pid_t pid, int wstatus)
                     server_stage_ = ServerStage::Terminated;
                     server_deadline_ = after(kServerTermGrace);
                 }
-            } else if (server_stage_ == ServerStage::Running && command_failed()) {
-                // A failed command (mpirun refusing to start, a rank's error) may leave the
-                // server waiting for ranks that will never register: stop it now.
-                signal_server(SIGTERM);
-                server_stage_ = ServerStage::Terminated;
-                server_deadline_ = after(kServerTermGrace);
             } else if (server_stage_ == ServerStage::Running) {
+                // A failed command (mpirun refusing to start, a rank's error) may leave the
+                // server waiting for ranks that will never register: a short grace, in
+                // which a server whose ranks all ended finishes its report. Stopping it
+                // at once made such runs end "interrupted by a signal" now and then.
                 server_stage_ = ServerStage::WaitingExit;
-                server_deadline_ = after(kServerExitGrace);
+                server_grace_ = command_failed() ? kFailedCommandServerGrace : kServerExitGrace;
+                server_deadline_ = after(server_grace_);
             }
         }
     }
@@ -646,7 +647,7 @@ void Supervisor::check_deadlines()
     if (server_deadline_ && now >= *server_deadline_) {
         server_deadline_.reset();
         if (server_alive_ && server_stage_ == ServerStage::WaitingExit) {
-            log::warning("the simulation server did not exit within {} s; sending it SIGTERM", kServerExitGrace);
+            log::warning("the simulation server did not exit within {} s; sending it SIGTERM", server_grace_);
             signal_server(SIGTERM);
             server_stage_ = ServerStage::Terminated;
             server_deadline_ = after(kServerTermGrace);

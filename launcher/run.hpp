@@ -18,6 +18,9 @@ inline constexpr int kExitLauncherFailure = 125; // the launcher could not run t
 // Wall-clock limits of the run protocol, in seconds.
 inline constexpr double kServerReadyTimeout = 30;  // server start until its socket listens
 inline constexpr double kServerExitGrace = 10;     // command ended -> server exits by itself
+// Command failed -> server exits by itself: its ranks ended (it notices within
+// milliseconds), or some never registered (it would wait for them).
+inline constexpr double kFailedCommandServerGrace = 2;
 inline constexpr double kServerTermGrace = 5;      // SIGTERM -> SIGKILL of the server
 inline constexpr double kCommandGrace = 10;        // server ended cleanly -> command exits by itself
 inline constexpr double kInterruptGrace = 5;       // forwarded SIGINT/SIGTERM -> SIGKILL
