@@ -257,6 +257,11 @@ bool in_call()
     return g_state.in_call;
 }
 
+bool zero_cpu_model()
+{
+    return g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero);
+}
+
 uint64_t requests_made()
 {
     return g_requests;

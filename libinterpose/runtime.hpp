@@ -19,6 +19,9 @@ bool in_call();
 // may read it now: the simulated thread, outside a request and a clock reading.
 wire::Mirror* readable_mirror();
 
+// The run uses --cpu-model zero (simulated times reproducible run to run).
+bool zero_cpu_model();
+
 // How many requests the process has made (call()), whether the server or the process
 // itself answered them.
 uint64_t requests_made();
