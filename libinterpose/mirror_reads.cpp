@@ -19,20 +19,21 @@ volatile bool g_reading = false;
 // hundreds of nanoseconds on every message. Granted by an event, spent by the next empty
 // poll, lost with any other call. Not by an event the rank's own call made without the
 // network (LINK, SEARCH): a loop of PtlMESearch and polls would then never let time pass.
-bool g_free_poll = false;
-uint64_t g_free_poll_requests = 0;  // requests_made() when it was granted
+// Per thread: only the simulated thread reads locally, but any thread's poll may grant.
+thread_local bool t_free_poll = false;
+thread_local uint64_t t_free_poll_requests = 0;  // requests_made() when it was granted
 
 bool take_free_poll()
 {
-    bool available = g_free_poll && g_free_poll_requests == requests_made();
-    g_free_poll = false;
+    bool available = t_free_poll && t_free_poll_requests == requests_made();
+    t_free_poll = false;
     return available;
 }
 
 void grant_free_poll(const ptl_event_t& event)
 {
-    g_free_poll = event.type != PTL_EVENT_LINK && event.type != PTL_EVENT_SEARCH;
-    g_free_poll_requests = requests_made();
+    t_free_poll = event.type != PTL_EVENT_LINK && event.type != PTL_EVENT_SEARCH;
+    t_free_poll_requests = requests_made();
 }
 
 class Reading {
@@ -119,7 +120,7 @@ public:
     // `found_work`: a poll that found an event or a new counter value (not a satisfied wait).
     void answered(bool found_work) const
     {
-        g_free_poll = false;  // another call: granted again by take() only
+        t_free_poll = false;  // another call: granted again by take() only
         bump(mirror_->local_reads);
         if (found_work) bump(mirror_->local_polls_with_work);
     }

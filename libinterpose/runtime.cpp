@@ -59,7 +59,8 @@ struct RankState {
 };
 
 RankState g_state;
-uint64_t g_requests = 0;  // calls of call(), answered locally or not
+// Calls of call() by this thread, answered locally or not.
+thread_local __attribute__((tls_model("initial-exec"))) uint64_t t_requests = 0;
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
@@ -264,7 +265,7 @@ bool zero_cpu_model()
 
 uint64_t requests_made()
 {
-    return g_requests;
+    return t_requests;
 }
 
 wire::Mirror* readable_mirror()
@@ -536,7 +537,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     int64_t wall_entry_ns = host_monotonic_ns();
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
-    ++g_requests;
+    ++t_requests;
     const bool simulated_thread = on_simulated_thread();
     if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;

@@ -22,8 +22,8 @@ wire::Mirror* readable_mirror();
 // The run uses --cpu-model zero (simulated times reproducible run to run).
 bool zero_cpu_model();
 
-// How many requests the process has made (call()), whether the server or the process
-// itself answered them.
+// How many requests the calling thread has made (call()), whether the server or the
+// process itself answered them.
 uint64_t requests_made();
 
 // Tells the server this rank has finished with `status` (exit, _exit). Idempotent.
