@@ -10,7 +10,10 @@ for a 2-rank program whose rank 1 waits in MPI_Recv while rank 0 sleeps 1 ms to 
 Prints figures; asserts nothing.
 
 Usage: bench/mpi_compare.py [BUILD_DIR] [--ranks 2,4,8,16] [--iterations 1000] [--sleeps 0.001,0.01,0.1,1]
-                            [--timeout 300]
+                            [--timeout 300] [--marginal]
+
+With --marginal, SMPI and s4bxi also run with twice the iterations, and a table gives the
+wall time of each extra iteration: the cost per message, start-up left out.
 """
 import argparse
 import json
@@ -170,6 +173,30 @@ def table(title, header, rows):
         print("  ".join(str(c).rjust(w) for c, w in zip(row, widths)))
 
 
+def marginal_row(runners, binaries, name, ranks, iterations, results, failures):
+    """SMPI, s4bxi and zero again with twice the iterations: wall µs per extra iteration."""
+    args = [str(2 * iterations)]
+    doubled = {"SMPI": runners.smpi(binaries["smpi", name], ranks, args),
+               "s4bxi": runners.s4bxi(binaries["mpi", name], ranks, args),
+               "zero": runners.s4bxi(binaries["mpi", name], ranks, args, "zero")}
+    per_iteration = {}
+    for label, result in doubled.items():
+        if result.error:
+            failures.append((f"{name} {ranks} ranks, {label}, {2 * iterations} iterations", result))
+        base = results[label]
+        per_iteration[label] = (None if result.error or base.error else (result.wall - base.wall) / iterations * 1e6)
+
+    def show(value):
+        return "-" if value is None else f"{value:.1f}"
+
+    def quotient(label):
+        a, b = per_iteration[label], per_iteration["SMPI"]
+        return "-" if a is None or not b or b <= 0 else f"{a / b:.1f}"
+
+    return [ranks, show(per_iteration["SMPI"]), show(per_iteration["s4bxi"]), show(per_iteration["zero"]),
+            quotient("s4bxi"), quotient("zero")]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("build", nargs="?", default="build", help="s4bxi build directory (default: build)")
@@ -177,6 +204,9 @@ def main():
     parser.add_argument("--iterations", type=int, default=1000,
                         help="ping-pong rounds and allreduce calls per run (default: 1000)")
     parser.add_argument("--timeout", type=float, default=300, help="wall-clock limit of each run, s (default: 300)")
+    parser.add_argument("--marginal", action="store_true",
+                        help="also run SMPI and s4bxi with twice the iterations and print the wall time "
+                             "of each extra iteration: the cost per message without start-up")
     parser.add_argument("--sleeps", default="0.001,0.01,0.1,1",
                         help="simulated waits of the blocked MPI_Recv runs, s (default: 0.001,0.01,0.1,1; "
                              "empty: skip them)")
@@ -212,6 +242,7 @@ def main():
                   "s4bxi wall", "s4bxi sim", "s4bxi us/it", "zero wall", "zero sim", "zero us/it",
                   "s4bxi/SMPI", "zero/SMPI"]
         per_it = 1e-6 * options.iterations
+        marginal_rows = []
         for name, title in programs:
             rows = []
             for n in ranks:
@@ -232,8 +263,16 @@ def main():
                     row += [cell(r, "wall"), seconds(r.simulated, 1e-3), cell(r, "loop", per_it)]
                 row += [ratio(results["s4bxi"], results["SMPI"]), ratio(results["zero"], results["SMPI"])]
                 rows.append(row)
+                if options.marginal:
+                    marginal_rows.append(marginal_row(runners, binaries, name, n, options.iterations, results,
+                                                      failures))
                 print(f"  {name} {n} ranks done", file=sys.stderr)
             table(f"{name}: {title}", header, rows)
+            if options.marginal:
+                table(f"{name}: wall time per extra iteration, us ((wall at {2 * options.iterations} iterations "
+                      f"- wall at {options.iterations}) / {options.iterations}; start-up left out)",
+                      ["ranks", "SMPI", "s4bxi", "zero", "s4bxi/SMPI", "zero/SMPI"], marginal_rows)
+                marginal_rows = []
 
         sleeps = [float(s) for s in options.sleeps.split(",") if s.strip()]
         if sleeps:
