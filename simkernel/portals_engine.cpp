@@ -91,6 +91,14 @@ EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n
     return c;
 }
 
+// A poll found work (an event, a new counter value): the fast-forward of the next empty
+// one starts afresh.
+void poll_found_work(RankPortals& p)
+{
+    p.poll_quantum = kPollQuantumStart;
+    p.idle_since = -1.0;
+}
+
 // When the rank last read its event queues (RankPortals::events_looked): in its mirror,
 // which its local reads update too, if it has one.
 uint64_t events_looked(const RankPortals& p)
@@ -360,11 +368,7 @@ private:
         return p_.events != events_looked(p_) && p_.last_event_visible_at <= sg4::Engine::get_clock();
     }
 
-    void poll_found_work()
-    {
-        p_.poll_quantum = kPollQuantumStart;
-        p_.idle_since = -1.0;
-    }
+    void poll_found_work() { sim::poll_found_work(p_); }
 
     void poll_found_nothing() { p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax); }
 
@@ -795,9 +799,7 @@ int Call::eq_alloc()
     if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
     management_command();
     uint32_t index = handle_index(handle);
-    p_.eqs[index].open(n->index, a.count, handle,
-                       index < wire::kMirroredEqs && p_.mirror ? &p_.mirror->eqs[index] : nullptr,
-                       p_.mirror ? &p_.mirror->replies : nullptr);
+    p_.eqs[index].open(n->index, a.count, handle, p_.eq_mirror(index), p_.replies());
     out<wire::HandleReply>().handle = handle;
     return PTL_OK;
 }
@@ -879,8 +881,7 @@ int Call::ct_alloc()
     if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
     management_command();
     uint32_t index = handle_index(handle);
-    p_.cts[index].open(n->index, handle, index < wire::kMirroredCts && p_.mirror ? &p_.mirror->cts[index] : nullptr,
-                       p_.mirror ? &p_.mirror->replies : nullptr);
+    p_.cts[index].open(n->index, handle, p_.ct_mirror(index), p_.replies());
     out<wire::HandleReply>().handle = handle;
     return PTL_OK;
 }
@@ -1225,11 +1226,20 @@ void learn_local_reads(RankRecord& rank)
     uint64_t found_work = p->mirror->local_polls_with_work.load(std::memory_order_acquire);
     if (found_work != p->local_polls_with_work_seen) {
         p->local_polls_with_work_seen = found_work;
-        p->poll_quantum = kPollQuantumStart;  // as poll_found_work()
-        p->idle_since = -1.0;
+        poll_found_work(*p);
     }
     for (EventQueue& q : p->eqs)
         if (q.used) q.learn_consumed();
+}
+
+void mark_reply(RankRecord& rank)
+{
+    wire::Mirror& mirror = wire::mirror_of(*rank.slot.object);
+    if (const RankPortals* p = rank.portals) {
+        mirror.events_at_reply.store(p->events, std::memory_order_relaxed);
+        mirror.last_event_visible_at_reply.store(p->last_event_visible_at, std::memory_order_relaxed);
+    }
+    mirror.replies.fetch_add(1, std::memory_order_release);
 }
 
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply)

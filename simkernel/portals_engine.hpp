@@ -20,6 +20,10 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
 // previous one count as operations, and the events it took there leave its queues.
 void learn_local_reads(RankRecord& rank);
 
+// The rank's reply is about to be published: what its mirror says as of this reply, and
+// from now on writes to the mirror are stamped as made after it.
+void mark_reply(RankRecord& rank);
+
 // PtlAbort: if the rank's proxy is in a blocking wait (PtlEQWait, PtlEQPoll, PtlCTWait,
 // PtlCTPoll), the wait returns PTL_INTERRUPTED; otherwise nothing happens.
 void abort_blocking_wait(RankRecord& rank);

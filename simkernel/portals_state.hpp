@@ -150,6 +150,18 @@ struct RankPortals {
     wire::Mirror* mirror = nullptr;
     uint64_t local_reads_seen = 0;
     uint64_t local_polls_with_work_seen = 0;
+
+    // The mirror of the queue or counter at this handle index (null: not mirrored), and
+    // the reply count its writes are stamped with.
+    wire::EqMirror* eq_mirror(uint32_t index) const
+    {
+        return mirror && index < wire::kMirroredEqs ? &mirror->eqs[index] : nullptr;
+    }
+    wire::CtMirror* ct_mirror(uint32_t index) const
+    {
+        return mirror && index < wire::kMirroredCts ? &mirror->cts[index] : nullptr;
+    }
+    const std::atomic<uint64_t>* replies() const { return mirror ? &mirror->replies : nullptr; }
 };
 
 }  // namespace s4bxi::sim

@@ -13,7 +13,6 @@
 #include "outside_wait_service.hpp"
 #include "pmi_service.hpp"
 #include "portals_engine.hpp"
-#include "s4bxi/mirror.hpp"
 #include "trace.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
@@ -124,13 +123,7 @@ void rank_proxy(RankRecord* rank)
         reply.sim_time = sg4::Engine::get_clock();
         r.phase = finished ? RankPhase::Finished : RankPhase::Computing;
         r.cpu_changed_wall = wall_now();
-        // Writes to the mirror from now on are stamped as made after this reply.
-        wire::Mirror& mirror = wire::mirror_of(*r.slot.object);
-        if (r.portals) {
-            mirror.events_at_reply.store(r.portals->events, std::memory_order_relaxed);
-            mirror.last_event_visible_at_reply.store(r.portals->last_event_visible_at, std::memory_order_relaxed);
-        }
-        mirror.replies.fetch_add(1, std::memory_order_release);
+        mark_reply(r);
         publish_reply(*r.slot.object);
         ctx.gate_wakeup->release();
         if (finished) return;
