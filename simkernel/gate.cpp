@@ -68,21 +68,6 @@ bool thread_sleeping(const RankRecord& r)
     return state == 'S' || state == 'D' || state == 'T' || state == 't';
 }
 
-// True when the rank's simulated thread waits in a syscall our seccomp trap holds for the
-// supervisor: the server's own work, however long a loaded machine makes it.
-bool waits_for_trap(const RankRecord& r)
-{
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", r.pid, r.tid);
-    FILE* file = std::fopen(path, "re");
-    if (!file) return false;
-    char name[64] = {};
-    size_t length = std::fread(name, 1, sizeof name - 1, file);
-    std::fclose(file);
-    name[length] = '\0';
-    return std::strcmp(name, "seccomp_do_user_notification") == 0;
-}
-
 // Computing <-> blocked outside, from the progress of the rank's CPU clock and the state
 // of its simulated thread.
 void update_cpu_progress(RankRecord& r, double now)
@@ -97,7 +82,9 @@ void update_cpu_progress(RankRecord& r, double now)
             r.phase = RankPhase::Computing;
         }
     } else if (r.phase == RankPhase::Computing && now - r.cpu_changed_wall > context().config.blocked_window) {
-        if (waits_for_trap(r)) {
+        // Waiting for our seccomp supervisor is the server's own work, however long a
+        // loaded machine makes it.
+        if (thread_waits_for_seccomp_supervisor(r.pid, r.tid)) {
             r.cpu_changed_wall = now;
             return;
         }
