@@ -334,7 +334,7 @@ double sim_time_at_reply()
 
 double clock_at(double sim_time, uint64_t cpu_ns, uint64_t base_ns)
 {
-    if (g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero) || cpu_ns <= base_ns) return sim_time;
+    if (zero_cpu_model() || cpu_ns <= base_ns) return sim_time;
     return sim_time + static_cast<double>(cpu_ns - base_ns) * 1e-9 * g_state.welcome.cpu_factor;
 }
 
@@ -369,7 +369,7 @@ double virtual_now()
     if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread())
         return clock_at(sim_time_at_reply(), thread_cpu_ns(),
                         g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
-    const bool zero_model = g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero);
+    const bool zero_model = zero_cpu_model();
     // Wall time that passed without CPU time means the rank was blocked outside the
     // simulation (a pipe, a futex, a PMIx fence): it did not hold simulated time, so its
     // clock must catch up with the simulation's before being read. CPU time counts from

@@ -74,7 +74,7 @@ const char* node_name();
 void request_abort();
 
 // One request/reply round trip with the server. Fills request.op/seq/cpu_ns itself.
-// Returns the reply (valid until the next call). Aborts the process with a clear message
+// Returns the reply (valid until the calling thread's next call). Aborts the process with a clear message
 // if the server is gone.
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
 
