@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "entries.h"
+
 #define PID 44
 #define PT 0
 #define PUTS 200
@@ -35,14 +37,7 @@ int main(void)
     CHECK(PtlEQAlloc(ni, 4 * PUTS, &eq));
     ptl_pt_index_t pt;
     CHECK(PtlPTAlloc(ni, 0, eq, PT, &pt));
-    ptl_me_t entry = {0};
-    entry.start = target;
-    entry.length = sizeof target;
-    entry.ct_handle = PTL_CT_NONE;
-    entry.uid = PTL_UID_ANY;
-    entry.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
-    entry.match_id.phys.nid = PTL_NID_ANY;
-    entry.match_id.phys.pid = PTL_PID_ANY;
+    ptl_me_t entry = any_source_entry(target, sizeof target, PTL_CT_NONE, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE);
     ptl_handle_me_t me_handle;
     CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
     ptl_md_t descriptor = {source, sizeof source, PTL_MD_EVENT_SEND_DISABLE, eq, PTL_CT_NONE};

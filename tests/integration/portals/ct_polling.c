@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "entries.h"
+
 #define PID 43
 #define PT 0
 #define ROUNDS 5
@@ -68,14 +70,7 @@ int main(int argc, char **argv)
     CHECK(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt));
     ptl_handle_ct_t ct;
     CHECK(PtlCTAlloc(ni, &ct));
-    ptl_me_t entry = {0};
-    entry.start = buffer;
-    entry.length = sizeof buffer;
-    entry.ct_handle = ct;
-    entry.uid = PTL_UID_ANY;
-    entry.options = PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM;
-    entry.match_id.phys.nid = PTL_NID_ANY;
-    entry.match_id.phys.pid = PTL_PID_ANY;
+    ptl_me_t entry = any_source_entry(buffer, sizeof buffer, ct, PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM);
     ptl_handle_me_t me_handle;
     CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
     ptl_md_t descriptor = {buffer, sizeof buffer, 0, PTL_EQ_NONE, PTL_CT_NONE};

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "entries.h"
 #include "expect.h"
 
 #define PID 44
@@ -54,20 +55,11 @@ static void receiver(ptl_handle_ni_t ni)
     EXPECT_RC(PtlCTAlloc(ni, &idle_ct), PTL_OK);
     EXPECT_RC(PtlPTAlloc(ni, 0, eq, PT_COUNTED, &pt), PTL_OK);
     EXPECT_RC(PtlPTAlloc(ni, 0, small_eq, PT_SMALL, &pt), PTL_OK);
-    ptl_me_t entry = {0};
-    entry.start = counted;
-    entry.length = sizeof counted;
-    entry.ct_handle = ct;
-    entry.uid = PTL_UID_ANY;
-    entry.options = PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_LINK_DISABLE;
-    entry.match_id.phys.nid = PTL_NID_ANY;
-    entry.match_id.phys.pid = PTL_PID_ANY;
+    ptl_me_t entry =
+        any_source_entry(counted, sizeof counted, ct, PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM | PTL_ME_EVENT_LINK_DISABLE);
     ptl_handle_me_t handle;
     EXPECT_RC(PtlMEAppend(ni, PT_COUNTED, &entry, PTL_PRIORITY_LIST, NULL, &handle), PTL_OK);
-    entry.start = small;
-    entry.length = sizeof small;
-    entry.ct_handle = PTL_CT_NONE;
-    entry.options = PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE;
+    entry = any_source_entry(small, sizeof small, PTL_CT_NONE, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE);
     EXPECT_RC(PtlMEAppend(ni, PT_SMALL, &entry, PTL_PRIORITY_LIST, NULL, &handle), PTL_OK);
     sleep_1ms();  /* ready */
     if (computing) {

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "entries.h"
+
 #define MAX_SIZE (1 << 20)
 #define PID 42
 #define PT 0
@@ -112,14 +114,7 @@ int main(int argc, char **argv)
     CHECK(PtlEQAlloc(ni, 64, &eq));
     ptl_pt_index_t pt;
     CHECK(PtlPTAlloc(ni, 0, eq, PT, &pt));
-    ptl_me_t entry = {0};
-    entry.start = recv_buffer;
-    entry.length = MAX_SIZE;
-    entry.ct_handle = PTL_CT_NONE;
-    entry.uid = PTL_UID_ANY;
-    entry.options = PTL_ME_OP_PUT;
-    entry.match_id.phys.nid = PTL_NID_ANY;
-    entry.match_id.phys.pid = PTL_PID_ANY;
+    ptl_me_t entry = any_source_entry(recv_buffer, MAX_SIZE, PTL_CT_NONE, PTL_ME_OP_PUT);
     ptl_handle_me_t me_handle;
     CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
     wait_for(PTL_EVENT_LINK);

@@ -8,12 +8,13 @@
 #include <portals4.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "entries.h"
 #include "expect.h"
-#include <stdio.h>
 
 #define PID 45
 #define PT 0
@@ -89,14 +90,7 @@ int main(void)
         ptl_pt_index_t pt;
         EXPECT_RC(PtlCTAlloc(ni, &arrived), PTL_OK);
         EXPECT_RC(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), PTL_OK);
-        ptl_me_t entry = {0};
-        entry.start = buffer;
-        entry.length = sizeof buffer;
-        entry.ct_handle = arrived;
-        entry.uid = PTL_UID_ANY;
-        entry.options = PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM;
-        entry.match_id.phys.nid = PTL_NID_ANY;
-        entry.match_id.phys.pid = PTL_PID_ANY;
+        ptl_me_t entry = any_source_entry(buffer, sizeof buffer, arrived, PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM);
         ptl_handle_me_t handle;
         EXPECT_RC(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &handle), PTL_OK);
         ptl_ct_event_t count;
