@@ -24,6 +24,7 @@
 #include "cpu_accounting.hpp"
 #include "crash_handler.hpp"
 #include "outside_episode.hpp"
+#include "s4bxi/brief_wait.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "s4bxi/mirror.hpp"
 #include "seccomp_filter.hpp"
@@ -31,11 +32,6 @@
 
 namespace s4bxi::interpose {
 namespace {
-
-// Busy-wait briefly before sleeping on the futex: a reply often comes within
-// microseconds, but ranks and server may share few cores, and a long spin steals the CPU
-// from the very process being waited for (bench/run_benchmarks.py measures it).
-constexpr int kSpins = 400;
 
 // Wall time that passed without CPU time since the last reply means the rank was blocked
 // outside the simulation (a pipe, a futex, a PMIx fence): see virtual_now().
@@ -562,8 +558,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     ring_doorbell();
 
     const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
-    for (int spin = 0; spin < kSpins && slot.state.load(std::memory_order_acquire) != replied; ++spin)
-        __builtin_ia32_pause();
+    brief_wait([&] { return slot.state.load(std::memory_order_acquire) == replied; });
     while (slot.state.load(std::memory_order_acquire) != replied) {
         timespec timeout{1, 0};
         futex(&slot.state, FUTEX_WAIT, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);

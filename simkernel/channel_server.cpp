@@ -11,17 +11,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "s4bxi/brief_wait.hpp"
 #include "s4bxi/mirror.hpp"
 
 namespace s4bxi::sim {
 namespace {
-
-// Busy-wait briefly before sleeping on the futex: a reply often comes within
-// microseconds, but ranks and server may share few cores, and a long spin steals the CPU
-// from the very process being waited for (bench/run_benchmarks.py measures it).
-constexpr int kSpins = 400;
-
-
 
 long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
 {
@@ -62,11 +56,8 @@ double wall_now()
 
 uint32_t wait_doorbell(wire::Doorbell& doorbell, uint32_t seen, double timeout_s)
 {
-    for (int spin = 0; spin < kSpins; ++spin) {
-        uint32_t now = doorbell.count.load(std::memory_order_acquire);
-        if (now != seen) return now;
-        __builtin_ia32_pause();
-    }
+    if (brief_wait([&] { return doorbell.count.load(std::memory_order_acquire) != seen; }))
+        return doorbell.count.load(std::memory_order_acquire);
     doorbell.server_waiting.store(1, std::memory_order_seq_cst);
     uint32_t now = doorbell.count.load(std::memory_order_seq_cst);
     if (now == seen) {
