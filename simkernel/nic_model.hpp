@@ -107,9 +107,10 @@ private:
     simgrid::s4u::SemaphorePtr available_;
 };
 
-// A TX command queue: fed over PCIe by 64-byte command writes (a mailbox, drained into
-// the ArrivalQueue by its pump) when commands are modelled, or straight into the
-// ArrivalQueue when they are not.
+// A TX command queue: fed over PCIe by 64-byte command writes when commands are
+// modelled (the writer waits for its transfer, then queues the command), or straight
+// into the ArrivalQueue when they are not. The few commands nobody waits for that cross
+// PCIe go through a mailbox and its pump.
 class CommandQueue {
 public:
     void init(const std::string& name, bool over_pcie);
@@ -120,7 +121,8 @@ public:
 
 private:
     bool over_pcie_ = true;
-    simgrid::s4u::Mailbox* mailbox_ = nullptr;
+    simgrid::s4u::Host* nic_host_ = nullptr;  // the consumer's
+    simgrid::s4u::Mailbox* mailbox_ = nullptr;  // for commands no writer waits for
     ArrivalQueue arrived_;
 };
 
