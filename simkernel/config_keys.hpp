@@ -67,6 +67,8 @@ inline constexpr Key kKeys[] = {
     {"pcie.shared_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_PCIE_SHARED_BANDWIDTH", false, {},
      "B/s, the node's bus (SHARED)"},
     {"pcie.shared_latency", Type::Real, 0, kNoMax, false, "S4BXI_PCIE_SHARED_LATENCY", false, {}, "s"},
+    {"pcie.compute_lone_transfers", Type::Bool, 0, 0, false, "S4BXI_PCIE_COMPUTE_LONE_TRANSFERS", false, {},
+     "a transfer of up to 128 B alone on its node's PCIe bus is timed by formula, not simulated"},
 
     {"bxi.link_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_BXI_LINK_BANDWIDTH", false, {},
      "B/s, NIC <-> its switch"},

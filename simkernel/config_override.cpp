@@ -31,6 +31,7 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "pcie.limiter_latency") return &s.pcie_limiter_latency;
     if (key == "pcie.shared_bandwidth") return &s.pcie_shared_bandwidth;
     if (key == "pcie.shared_latency") return &s.pcie_shared_latency;
+    if (key == "pcie.compute_lone_transfers") return &s.pcie_compute_lone_transfers;
     if (key == "bxi.link_bandwidth") return &s.bxi_link_bandwidth;
     if (key == "bxi.link_latency") return &s.bxi_link_latency;
     if (key == "topology.parameters") return &s.topology_parameters;

@@ -310,18 +310,37 @@ NicModel& nic_model()
 void pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
     double start = sg4::Engine::get_clock();
-    sg4::Comm::sendto(from, to, bytes);
+    PcieBus& bus = nic_model().nic(nid).pcie();
+    if (auto duration = bus.computed_duration(from, to, bytes)) {
+        sg4::this_actor::sleep_for(*duration);
+    } else {
+        SimulatedOnBus on_bus(bus);
+        sg4::Comm::sendto(from, to, bytes);
+    }
     if (trace::enabled()) trace::record(op, nid, nid, start, sg4::Engine::get_clock());
 }
 
 AsyncPci AsyncPci::start_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
-    return AsyncPci{sg4::Comm::sendto_async(from, to, bytes), sg4::Engine::get_clock(), op, nid};
+    double now = sg4::Engine::get_clock();
+    PcieBus& bus = nic_model().nic(nid).pcie();
+    if (auto duration = bus.computed_duration(from, to, bytes)) return AsyncPci{nullptr, now, op, nid, nullptr, now + *duration};
+    bus.simulated_begins();
+    return AsyncPci{sg4::Comm::sendto_async(from, to, bytes), now, op, nid, &bus};
 }
 
 void AsyncPci::wait()
 {
-    comm->wait();
+    if (!comm) {
+        double now = sg4::Engine::get_clock();
+        if (computed_end > now) sg4::this_actor::sleep_for(computed_end - now);
+        if (trace::enabled()) trace::record(op, nid, nid, start, computed_end);
+        return;
+    }
+    {
+        SimulatedOnBus ends(*bus, SimulatedOnBus::Since::Earlier);
+        comm->wait();
+    }
     // The row ends when the transfer did, which may be long before this wait (the NIC
     // wrote an event in between): the reference traces async transfers at completion.
     if (trace::enabled()) trace::record(op, nid, nid, start, comm->get_finish_time());
@@ -329,12 +348,14 @@ void AsyncPci::wait()
 
 void detached_pci(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
-    if (!trace::enabled()) {
-        sg4::Comm::sendto_init(from, to)->set_payload_size(bytes)->detach();
+    double now = sg4::Engine::get_clock();
+    if (auto duration = nic_model().nic(nid).pcie().computed_duration(from, to, bytes)) {
+        if (trace::enabled()) trace::record(op, nid, nid, now, now + *duration);
         return;
     }
-    AsyncPci transfer = AsyncPci::start_transfer(from, to, bytes, op, nid);
-    sg4::Actor::create("pci_trace", from, [transfer]() mutable { transfer.wait(); })->daemonize();
+    // Someone must see the end of a simulated transfer: the bus counts it until then.
+    auto transfer = std::make_shared<AsyncPci>(AsyncPci::start_transfer(from, to, bytes, op, nid));
+    sg4::Actor::create("pci_detached", from, [transfer] { transfer->wait(); })->daemonize();
 }
 
 trace::Op trace_op(MessageType type)
@@ -606,6 +627,12 @@ Message* CommandQueue::pop()
 Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
     : nid_(nid), hosts_(std::move(hosts)), spec_(spec), e2e_(*this, spec)
 {
+    // A platform plugin may route other traffic over the PCIe links, and a link that
+    // fails must fail the transfers that cross it: there, every transfer is simulated.
+    bool pcie_fails = std::any_of(spec.failures.begin(), spec.failures.end(), [this](const LinkFailure& f) {
+        return f.link == hosts_.name + "_PCI" || f.link == hosts_.name + "_PCI_FAT";
+    });
+    pcie_.enable(spec.pcie_compute_lone_transfers && spec.plugin.empty() && !pcie_fails);
     for (int vn = 0; vn < 4; ++vn) {
         tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
         e2e_acks_[vn].init(fmt::format("{}_nic_e2e_acks_{}", nid, vn), false);

@@ -13,6 +13,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "e2e.hpp"
+#include "pcie_bus.hpp"
 #include "platform.hpp"
 #include "portals_state.hpp"
 #include "trace.hpp"
@@ -141,6 +142,7 @@ public:
     simgrid::s4u::Mailbox* rx_mailbox(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
     std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
     E2eTracker& e2e() { return e2e_; }
+    PcieBus& pcie() { return pcie_; }
 
 private:
     void tx_loop(VirtualNetwork vn);
@@ -173,6 +175,7 @@ private:
     ArrivalQueue rx_arrived_[4];
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
+    PcieBus pcie_;
 };
 
 class NicModel {
@@ -198,16 +201,19 @@ void set_nic_model(NicModel* model);
 // A blocking PCIe transfer of node `nid`, in the trace as `op` when tracing.
 void pci_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
 
-// An asynchronous one: wait() ends it and writes its trace row.
+// An asynchronous one: wait() ends it and writes its trace row. Simulated (`comm`, counted
+// on `bus` until the wait), or computed (it ends at `computed_end`).
 struct AsyncPci {
     simgrid::s4u::CommPtr comm;
     double start = 0.0;
     trace::Op op = trace::Op::PCI_DMA_PAYLOAD;
     uint32_t nid = 0;
+    PcieBus* bus = nullptr;
+    double computed_end = -1.0;
     static AsyncPci start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op,
                                    uint32_t nid);
     void wait();
-    explicit operator bool() const { return comm != nullptr; }
+    explicit operator bool() const { return comm != nullptr || computed_end >= 0; }
 };
 // A transfer nobody waits for (PIO payloads): traced by a helper actor when tracing.
 void detached_pci(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);

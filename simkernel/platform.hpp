@@ -109,6 +109,7 @@ struct PlatformSpec {
     double pcie_limiter_latency = 0.0;
     double pcie_shared_bandwidth = 15.75e9;
     double pcie_shared_latency = 250e-9;
+    bool pcie_compute_lone_transfers = true;  // pcie_bus.hpp
     double bxi_link_bandwidth = 11.1e9;
     double bxi_link_latency = 500e-9;
     uint32_t command_queue_depth = 16;

@@ -1,67 +1,21 @@
 // Building the platform: routes, latencies and bandwidths of every topology, failures.
-// SimGrid allows one engine per process, so every case builds its platform in a child.
+// SimGrid allows one engine per process, so every case builds its platform in a child
+// (engine_in_child.hpp).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cmath>
-#include <cstdio>
-#include <functional>
 #include <string>
 
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "config_override.hpp"
+#include "engine_in_child.hpp"
 #include "platform.hpp"
 
 using namespace s4bxi::sim;
 namespace sg4 = simgrid::s4u;
 
 namespace {
-
-int g_errors = 0;
-
-void expect(bool ok, const std::string& what)
-{
-    if (!ok) {
-        std::fprintf(stderr, "  failed: %s\n", what.c_str());
-        ++g_errors;
-    }
-}
-
-bool near(double a, double b)
-{
-    return std::fabs(a - b) <= 1e-15 + 1e-12 * std::fabs(b);
-}
-
-// Runs `body` with a fresh engine (the server's settings) in a child; true if it passed.
-bool in_child(const std::function<void()>& body)
-{
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        std::vector<std::string> args = {"test", "--log=root.thresh:critical", "--cfg=network/model:CM02",
-                                         "--cfg=network/loopback-lat:0", "--cfg=network/loopback-bw:999e9",
-                                         "--cfg=surf/precision:1e-9"};
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        int argc = static_cast<int>(argv.size());
-        try {
-            sg4::Engine engine(&argc, argv.data());
-            body();
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "  exception: %s\n", e.what());
-            ++g_errors;
-        }
-        std::fflush(nullptr);
-        _exit(g_errors == 0 ? 0 : 1);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
 
 struct Route {
     std::vector<sg4::Link*> links;

@@ -1,0 +1,86 @@
+#include "pcie_bus.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <xbt/config.hpp>
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// SimGrid's cross-traffic: a flow also loads the links of its reverse route, by this much.
+constexpr double kCrossTrafficWeight = 0.05;
+
+// The flow's weight on each link's constraint, combined as SimGrid's max-min system does
+// when a link is met twice (route and reverse route): summed on a shared link, the
+// largest on a fat pipe.
+bool add_weight(std::vector<std::pair<sg4::Link*, double>>& weights, sg4::Link* link, double weight)
+{
+    auto policy = link->get_sharing_policy();
+    if (policy != sg4::Link::SharingPolicy::SHARED && policy != sg4::Link::SharingPolicy::FATPIPE) return false;
+    auto it = std::find_if(weights.begin(), weights.end(), [link](const auto& w) { return w.first == link; });
+    if (it == weights.end()) {
+        weights.emplace_back(link, weight);
+    } else if (policy == sg4::Link::SharingPolicy::SHARED) {
+        it->second += weight;
+    } else {
+        it->second = std::max(it->second, weight);
+    }
+    return true;
+}
+
+}  // namespace
+
+std::optional<LoneFlow> lone_flow(sg4::Host* from, sg4::Host* to)
+{
+    namespace config = simgrid::config;
+    // CM02 applies no latency or bandwidth factor and has no weight-S: the route's latency
+    // and the max-min bound are the whole story.
+    if (from == to || config::get_value<std::string>("network/model") != "CM02") return std::nullopt;
+    std::vector<sg4::Link*> route;
+    std::vector<sg4::Link*> back_route;
+    double latency = 0.0;
+    double back_latency = 0.0;
+    from->route_to(to, route, &latency);
+    to->route_to(from, back_route, &back_latency);
+    if (route.empty()) return std::nullopt;
+
+    // The flow's own bound: its slowest link, and the TCP window over the round trip.
+    double rate = route.front()->get_bandwidth();
+    for (sg4::Link* link : route) rate = std::min(rate, link->get_bandwidth());
+    double gamma = config::get_value<double>("network/TCP-gamma");
+    if (latency > 0 && gamma > 0) rate = std::min(rate, gamma / (2.0 * latency));
+
+    std::vector<std::pair<sg4::Link*, double>> weights;
+    for (sg4::Link* link : route)
+        if (!add_weight(weights, link, 1.0)) return std::nullopt;
+    if (config::get_value<bool>("network/crosstraffic"))
+        for (sg4::Link* link : back_route)
+            if (!add_weight(weights, link, kCrossTrafficWeight)) return std::nullopt;
+    for (const auto& [link, weight] : weights) rate = std::min(rate, link->get_bandwidth() / weight);
+    if (!(rate > 0)) return std::nullopt;
+    return LoneFlow{latency, rate};
+}
+
+std::optional<double> PcieBus::computed_duration(sg4::Host* from, sg4::Host* to, uint64_t bytes)
+{
+    if (!enabled_ || simulated_ > 0 || bytes > kLargestComputed) return std::nullopt;
+    auto [it, inserted] = flows_.try_emplace({from, to});
+    if (inserted) it->second = lone_flow(from, to);
+    if (!it->second) return std::nullopt;
+    const LoneFlow& flow = *it->second;
+    // A flow shares bandwidth only once its latency is paid (SimGrid gives it no weight
+    // before): this one must not reach its bandwidth phase before the last computed one
+    // has left its own.
+    double now = sg4::Engine::get_clock();
+    if (now + flow.latency < sharing_until_) return std::nullopt;
+    double duration = flow.duration(bytes);
+    sharing_until_ = now + duration;
+    return duration;
+}
+
+}  // namespace s4bxi::sim
