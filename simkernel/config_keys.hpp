@@ -60,6 +60,8 @@ inline constexpr Key kKeys[] = {
      "NID of each node, in node order (default: 0, 1, ...)"},
     {"platform.plugin", Type::Text, 0, 0, false, {}, false, {},
      "shared library that builds the SimGrid platform itself (docs/platforms.md)"},
+    {"platform.compute_lone_transfers", Type::Bool, 0, 0, false, "S4BXI_COMPUTE_LONE_TRANSFERS", false, {},
+     "a transfer of up to 128 B alone on its links is timed by formula, not simulated"},
 
     {"pcie.limiter_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_PCIE_LIMITER_BANDWIDTH", false, {},
      "B/s, per-transfer cap (FATPIPE)"},
@@ -67,8 +69,6 @@ inline constexpr Key kKeys[] = {
     {"pcie.shared_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_PCIE_SHARED_BANDWIDTH", false, {},
      "B/s, the node's bus (SHARED)"},
     {"pcie.shared_latency", Type::Real, 0, kNoMax, false, "S4BXI_PCIE_SHARED_LATENCY", false, {}, "s"},
-    {"pcie.compute_lone_transfers", Type::Bool, 0, 0, false, "S4BXI_PCIE_COMPUTE_LONE_TRANSFERS", false, {},
-     "a transfer of up to 128 B alone on its node's PCIe bus is timed by formula, not simulated"},
 
     {"bxi.link_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_BXI_LINK_BANDWIDTH", false, {},
      "B/s, NIC <-> its switch"},

@@ -26,12 +26,12 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "platform.core_speed") return &s.core_speed;
     if (key == "platform.topology") return &s.topology;
     if (key == "platform.nids") return &s.nids;
+    if (key == "platform.compute_lone_transfers") return &s.compute_lone_transfers;
     if (key == "platform.plugin") return &s.plugin;
     if (key == "pcie.limiter_bandwidth") return &s.pcie_limiter_bandwidth;
     if (key == "pcie.limiter_latency") return &s.pcie_limiter_latency;
     if (key == "pcie.shared_bandwidth") return &s.pcie_shared_bandwidth;
     if (key == "pcie.shared_latency") return &s.pcie_shared_latency;
-    if (key == "pcie.compute_lone_transfers") return &s.pcie_compute_lone_transfers;
     if (key == "bxi.link_bandwidth") return &s.bxi_link_bandwidth;
     if (key == "bxi.link_latency") return &s.bxi_link_latency;
     if (key == "topology.parameters") return &s.topology_parameters;

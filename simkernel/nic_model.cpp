@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+
+#include <simgrid/kernel/Timer.hpp>
 
 #include "atomics.hpp"
 #include "gate.hpp"
@@ -307,26 +310,32 @@ NicModel& nic_model()
     return *g_model;
 }
 
+void transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes)
+{
+    LoneTransfers& lone = nic_model().lone_transfers();
+    if (auto duration = lone.computed_duration(from, to, bytes)) {
+        sg4::this_actor::sleep_for(*duration);
+        return;
+    }
+    SimulatedTransfer simulated(lone, from, to);
+    sg4::Comm::sendto(from, to, bytes);
+}
+
 void pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
     double start = sg4::Engine::get_clock();
-    PcieBus& bus = nic_model().nic(nid).pcie();
-    if (auto duration = bus.computed_duration(from, to, bytes)) {
-        sg4::this_actor::sleep_for(*duration);
-    } else {
-        SimulatedOnBus on_bus(bus);
-        sg4::Comm::sendto(from, to, bytes);
-    }
+    transfer(from, to, bytes);
     if (trace::enabled()) trace::record(op, nid, nid, start, sg4::Engine::get_clock());
 }
 
 AsyncPci AsyncPci::start_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
     double now = sg4::Engine::get_clock();
-    PcieBus& bus = nic_model().nic(nid).pcie();
-    if (auto duration = bus.computed_duration(from, to, bytes)) return AsyncPci{nullptr, now, op, nid, nullptr, now + *duration};
-    bus.simulated_begins();
-    return AsyncPci{sg4::Comm::sendto_async(from, to, bytes), now, op, nid, &bus};
+    LoneTransfers& lone = nic_model().lone_transfers();
+    if (auto duration = lone.computed_duration(from, to, bytes))
+        return AsyncPci{nullptr, now, op, nid, from, to, now + *duration};
+    lone.simulated_begins(from, to);
+    return AsyncPci{sg4::Comm::sendto_async(from, to, bytes), now, op, nid, from, to};
 }
 
 void AsyncPci::wait()
@@ -338,7 +347,7 @@ void AsyncPci::wait()
         return;
     }
     {
-        SimulatedOnBus ends(*bus, SimulatedOnBus::Since::Earlier);
+        SimulatedTransfer ends(nic_model().lone_transfers(), from, to, SimulatedTransfer::Since::Earlier);
         comm->wait();
     }
     // The row ends when the transfer did, which may be long before this wait (the NIC
@@ -349,13 +358,13 @@ void AsyncPci::wait()
 void detached_pci(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
     double now = sg4::Engine::get_clock();
-    if (auto duration = nic_model().nic(nid).pcie().computed_duration(from, to, bytes)) {
+    if (auto duration = nic_model().lone_transfers().computed_duration(from, to, bytes)) {
         if (trace::enabled()) trace::record(op, nid, nid, now, now + *duration);
         return;
     }
-    // Someone must see the end of a simulated transfer: the bus counts it until then.
-    auto transfer = std::make_shared<AsyncPci>(AsyncPci::start_transfer(from, to, bytes, op, nid));
-    sg4::Actor::create("pci_detached", from, [transfer] { transfer->wait(); })->daemonize();
+    // Someone must see the end of a simulated transfer: its links count it until then.
+    auto simulated = std::make_shared<AsyncPci>(AsyncPci::start_transfer(from, to, bytes, op, nid));
+    sg4::Actor::create("pci_detached", from, [simulated] { simulated->wait(); })->daemonize();
 }
 
 trace::Op trace_op(MessageType type)
@@ -559,12 +568,15 @@ void ArrivalQueue::init()
     available_ = sg4::Semaphore::create(0);
 }
 
-void ArrivalQueue::pump_from(sg4::Mailbox* mailbox, sg4::Host* host, const std::string& name)
+void ArrivalQueue::pump_from(sg4::Mailbox* mailbox, sg4::Host* host, const std::string& name,
+                             std::function<void(const Message&)> landed)
 {
-    auto pump = sg4::Actor::create(name + "_pump", host, [this, mailbox] {
+    auto pump = sg4::Actor::create(name + "_pump", host, [this, mailbox, landed] {
         while (true) {
             try {
-                push(mailbox->get<Message>());
+                Message* message = mailbox->get<Message>();
+                if (landed) landed(*message);
+                push(message);
             } catch (const simgrid::NetworkFailureException&) {
                 // lost on a link that went down on its way here
             }
@@ -605,7 +617,7 @@ void CommandQueue::push_blocking(Message* message, uint64_t bytes)
 {
     // The writer waits for its write anyway: the transfer, then the queue, costs the same
     // simulated time as a mailbox and its pump, with two simulated activities fewer.
-    if (over_pcie_) sg4::Comm::sendto(sg4::this_actor::get_host(), nic_host_, bytes);
+    if (over_pcie_) transfer(sg4::this_actor::get_host(), nic_host_, bytes);
     arrived_.push(message);
 }
 
@@ -627,12 +639,6 @@ Message* CommandQueue::pop()
 Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
     : nid_(nid), hosts_(std::move(hosts)), spec_(spec), e2e_(*this, spec)
 {
-    // A platform plugin may route other traffic over the PCIe links, and a link that
-    // fails must fail the transfers that cross it: there, every transfer is simulated.
-    bool pcie_fails = std::any_of(spec.failures.begin(), spec.failures.end(), [this](const LinkFailure& f) {
-        return f.link == hosts_.name + "_PCI" || f.link == hosts_.name + "_PCI_FAT";
-    });
-    pcie_.enable(spec.pcie_compute_lone_transfers && spec.plugin.empty() && !pcie_fails);
     for (int vn = 0; vn < 4; ++vn) {
         tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
         e2e_acks_[vn].init(fmt::format("{}_nic_e2e_acks_{}", nid, vn), false);
@@ -657,8 +663,11 @@ void Nic::start()
             auto rx = sg4::Actor::create(fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
                                          [this, vn] { rx_loop(vn); });
             rx->daemonize();
-            rx_arrived_[static_cast<int>(vn)].pump_from(rx_mailbox(vn), hosts_.nic,
-                                                         fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)));
+            rx_arrived_[static_cast<int>(vn)].pump_from(
+                rx_mailbox(vn), hosts_.nic, fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)),
+                [this](const Message& m) {
+                    nic_model().lone_transfers().simulated_ends(nic_model().nic(m.source_nid).hosts().nic, hosts_.nic);
+                });
         }
         if (spec_.e2e) {
             auto acks = sg4::Actor::create(fmt::format("{}_E2E_ACK{}", hosts_.name, static_cast<int>(response)),
@@ -758,19 +767,33 @@ void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
 {
     nic_model().bytes_moved += message->size;
     Nic& destination = nic_model().nic(message->destination_nid);
+    sg4::Host* to = destination.hosts().nic;
     message->sent_at = sg4::Engine::get_clock();
+    LoneTransfers& lone = nic_model().lone_transfers();
+    std::optional<double> computed = lone.computed_duration(hosts_.nic, to, message->size);
     try {
         if (blocking) {
             // Traced here, from before the send preparation to the transfer's end: the
             // receiver may free the message as soon as it has it. The sender waits for the
             // transfer: then it hands the message over itself, no mailbox needed.
             trace::Op op = trace_op(message->type);
-            uint32_t from = nid_, to = message->destination_nid;
+            uint32_t from = nid_, to_nid = message->destination_nid;
             double start = message->sent_at - nic_model().timings().send_preparation;
-            sg4::Comm::sendto(hosts_.nic, destination.hosts().nic, message->size);
+            if (computed) {
+                sg4::this_actor::sleep_for(*computed);
+            } else {
+                SimulatedTransfer simulated(lone, hosts_.nic, to);
+                sg4::Comm::sendto(hosts_.nic, to, message->size);
+            }
             destination.rx_arrived_[static_cast<int>(vn)].push(message);
-            if (trace::enabled()) trace::record(op, from, to, start, sg4::Engine::get_clock());
+            if (trace::enabled()) trace::record(op, from, to_nid, start, sg4::Engine::get_clock());
+        } else if (computed) {
+            // Nobody waits for it: a timer hands it to the destination's RX when it lands.
+            ArrivalQueue* arrivals = &destination.rx_arrived_[static_cast<int>(vn)];
+            simgrid::kernel::timer::Timer::set(message->sent_at + *computed, [arrivals, message] { arrivals->push(message); });
         } else {
+            // Its links count it until the destination's pump has it (rx_arrived_).
+            lone.simulated_begins(hosts_.nic, to);
             destination.rx_mailbox(vn)->put_init(message, message->size)->detach();
         }
     } catch (const simgrid::NetworkFailureException&) {
@@ -1062,6 +1085,9 @@ void Nic::rx_e2e_ack(Message* message)
 
 NicModel::NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes) : spec_(spec)
 {
+    lone_.enable(spec.compute_lone_transfers);
+    for (const LinkFailure& failure : spec.failures)
+        if (sg4::Link* link = sg4::Link::by_name_or_null(failure.link)) lone_.never_compute_over(link);
     for (NodeHosts& node : nodes) {
         uint32_t nid = node.nid;
         index_of_nid_[nid] = nics_.size();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -13,7 +14,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "e2e.hpp"
-#include "pcie_bus.hpp"
+#include "lone_transfers.hpp"
 #include "platform.hpp"
 #include "portals_state.hpp"
 #include "trace.hpp"
@@ -98,8 +99,9 @@ struct Message {
 class ArrivalQueue {
 public:
     void init();
-    // The pump: from then on, every message sent to `mailbox` lands here.
-    void pump_from(simgrid::s4u::Mailbox* mailbox, simgrid::s4u::Host* host, const std::string& name);
+    // The pump: from then on, every message sent to `mailbox` lands here, after `landed`.
+    void pump_from(simgrid::s4u::Mailbox* mailbox, simgrid::s4u::Host* host, const std::string& name,
+                   std::function<void(const Message&)> landed = nullptr);
     void push(Message* message);
     Message* pop();  // waits in simulated time for the next message
 
@@ -142,7 +144,6 @@ public:
     simgrid::s4u::Mailbox* rx_mailbox(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
     std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
     E2eTracker& e2e() { return e2e_; }
-    PcieBus& pcie() { return pcie_; }
 
 private:
     void tx_loop(VirtualNetwork vn);
@@ -175,7 +176,6 @@ private:
     ArrivalQueue rx_arrived_[4];
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
-    PcieBus pcie_;
 };
 
 class NicModel {
@@ -187,10 +187,12 @@ public:
     size_t size() const { return nics_.size(); }
     const PlatformSpec& spec() const { return spec_; }
     const NicTimings& timings() const { return spec_.timings; }
+    LoneTransfers& lone_transfers() { return lone_; }
     uint64_t bytes_moved = 0;
 
 private:
     PlatformSpec spec_;
+    LoneTransfers lone_;
     std::vector<std::unique_ptr<Nic>> nics_;  // in node order
     std::map<uint32_t, size_t> index_of_nid_;
 };
@@ -198,17 +200,20 @@ private:
 NicModel& nic_model();
 void set_nic_model(NicModel* model);
 
+// A blocking transfer, computed or simulated (lone_transfers.hpp); not traced.
+void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes);
 // A blocking PCIe transfer of node `nid`, in the trace as `op` when tracing.
 void pci_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
 
 // An asynchronous one: wait() ends it and writes its trace row. Simulated (`comm`, counted
-// on `bus` until the wait), or computed (it ends at `computed_end`).
+// on its links until the wait), or computed (it ends at `computed_end`).
 struct AsyncPci {
     simgrid::s4u::CommPtr comm;
     double start = 0.0;
     trace::Op op = trace::Op::PCI_DMA_PAYLOAD;
     uint32_t nid = 0;
-    PcieBus* bus = nullptr;
+    simgrid::s4u::Host* from = nullptr;
+    simgrid::s4u::Host* to = nullptr;
     double computed_end = -1.0;
     static AsyncPci start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op,
                                    uint32_t nid);

@@ -99,6 +99,7 @@ struct PlatformSpec {
     std::string topology = "switch";  // switch, fat_tree, dragonfly, torus
     std::vector<uint32_t> nids;       // NID of each node; empty: the node index
     std::string plugin;               // shared library building the platform itself
+    bool compute_lone_transfers = true;  // lone_transfers.hpp
     // [topology]: fat_tree / dragonfly parameter string, torus dimensions, and the
     // switch-to-switch links (negative: same as the BXI link)
     std::string topology_parameters;
@@ -109,7 +110,6 @@ struct PlatformSpec {
     double pcie_limiter_latency = 0.0;
     double pcie_shared_bandwidth = 15.75e9;
     double pcie_shared_latency = 250e-9;
-    bool pcie_compute_lone_transfers = true;  // pcie_bus.hpp
     double bxi_link_bandwidth = 11.1e9;
     double bxi_link_latency = 500e-9;
     uint32_t command_queue_depth = 16;

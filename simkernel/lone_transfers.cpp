@@ -1,4 +1,4 @@
-#include "pcie_bus.hpp"
+#include "lone_transfers.hpp"
 
 #include <algorithm>
 #include <string>
@@ -66,21 +66,47 @@ std::optional<LoneFlow> lone_flow(sg4::Host* from, sg4::Host* to)
     return LoneFlow{latency, rate};
 }
 
-std::optional<double> PcieBus::computed_duration(sg4::Host* from, sg4::Host* to, uint64_t bytes)
+LoneTransfers::Route& LoneTransfers::route(sg4::Host* from, sg4::Host* to)
 {
-    if (!enabled_ || simulated_ > 0 || bytes > kLargestComputed) return std::nullopt;
-    auto [it, inserted] = flows_.try_emplace({from, to});
-    if (inserted) it->second = lone_flow(from, to);
-    if (!it->second) return std::nullopt;
-    const LoneFlow& flow = *it->second;
+    auto [it, inserted] = routes_.try_emplace({from, to});
+    Route& r = it->second;
+    if (!inserted) return r;
+    r.flow = lone_flow(from, to);
+    std::vector<sg4::Link*> links;
+    double latency = 0.0;
+    from->route_to(to, links, &latency);
+    to->route_to(from, links, &latency);
+    for (sg4::Link* link : links) {
+        LinkUse* use = &links_[link];
+        if (std::find(r.links.begin(), r.links.end(), use) == r.links.end()) r.links.push_back(use);
+    }
+    return r;
+}
+
+std::optional<double> LoneTransfers::computed_duration(sg4::Host* from, sg4::Host* to, uint64_t bytes)
+{
+    if (!enabled_ || bytes > kLargestComputed) return std::nullopt;
+    Route& r = route(from, to);
+    if (!r.flow) return std::nullopt;
     // A flow shares bandwidth only once its latency is paid (SimGrid gives it no weight
     // before): this one must not reach its bandwidth phase before the last computed one
-    // has left its own.
+    // on the same links has left its own.
     double now = sg4::Engine::get_clock();
-    if (now + flow.latency < sharing_until_) return std::nullopt;
-    double duration = flow.duration(bytes);
-    sharing_until_ = now + duration;
+    for (const LinkUse* use : r.links)
+        if (use->may_fail || use->simulated > 0 || now + r.flow->latency < use->sharing_until) return std::nullopt;
+    double duration = r.flow->duration(bytes);
+    for (LinkUse* use : r.links) use->sharing_until = now + duration;
     return duration;
+}
+
+void LoneTransfers::simulated_begins(sg4::Host* from, sg4::Host* to)
+{
+    for (LinkUse* use : route(from, to).links) ++use->simulated;
+}
+
+void LoneTransfers::simulated_ends(sg4::Host* from, sg4::Host* to)
+{
+    for (LinkUse* use : route(from, to).links) --use->simulated;
 }
 
 }  // namespace s4bxi::sim
