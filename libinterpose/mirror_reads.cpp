@@ -50,7 +50,9 @@ public:
     }
     ~Reading()
     {
-        if (mirror_) g_reading = false;
+        if (!mirror_) return;
+        g_reading = false;
+        release_mirror();
     }
     Reading(const Reading&) = delete;
     Reading& operator=(const Reading&) = delete;

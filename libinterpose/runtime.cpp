@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -264,10 +265,23 @@ uint64_t requests_made()
     return t_requests;
 }
 
+namespace {
+
+bool try_take_turn();
+void give_turn();
+
+}  // namespace
+
 wire::Mirror* readable_mirror()
 {
     if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread()) return nullptr;
+    if (!try_take_turn()) return nullptr;  // another thread's request: ask the server after it
     return &wire::mirror_of(*g_state.slot);
+}
+
+void release_mirror()
+{
+    give_turn();
 }
 
 namespace {
@@ -469,39 +483,76 @@ void request_abort()
 
 namespace {
 
-// A rank has one slot: its threads take turns at it. The word holds the thread that has
-// its turn (0: none); the others sleep on it. A thread blocked in a Portals wait keeps its
-// turn until the wait ends.
-std::atomic<int32_t> g_slot_turn{0};
+// A rank has one slot and one mirror: its threads take turns at them, first come first
+// served (a ticket lock). Open MPI's progress loop calls again as soon as a call returns:
+// a lock that let it take the turn straight back starved the thread that waited to send,
+// while every empty poll moved simulated time on. The thread that has its turn is
+// g_turn_holder; the others sleep on g_turn_serving. A thread blocked in a Portals wait
+// keeps its turn until the wait ends.
+std::atomic<uint32_t> g_turn_next{0};     // the next ticket to hand out
+std::atomic<uint32_t> g_turn_serving{0};  // the ticket whose turn it is
+std::atomic<int32_t> g_turn_holder{0};
 std::atomic<uint32_t> g_turn_waiters{0};
+
+bool try_take_turn()
+{
+    uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
+    uint32_t free = serving;  // nobody holds or waits: the next ticket is the one served
+    if (!g_turn_next.compare_exchange_strong(free, serving + 1, std::memory_order_acquire, std::memory_order_relaxed))
+        return false;
+    g_turn_holder.store(current_tid(), std::memory_order_relaxed);
+    return true;
+}
+
+void take_turn()
+{
+    uint32_t ticket = g_turn_next.fetch_add(1, std::memory_order_acquire);
+    while (true) {
+        uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
+        if (serving == ticket) break;
+        g_turn_waiters.fetch_add(1, std::memory_order_seq_cst);
+        timespec timeout{0, 1000000};
+        if (g_turn_serving.load(std::memory_order_seq_cst) == serving)
+            syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_turn_serving), FUTEX_WAIT, serving, &timeout, nullptr, 0);
+        g_turn_waiters.fetch_sub(1, std::memory_order_relaxed);
+    }
+    g_turn_holder.store(current_tid(), std::memory_order_relaxed);
+}
+
+void give_turn()
+{
+    g_turn_holder.store(0, std::memory_order_relaxed);
+    g_turn_serving.fetch_add(1, std::memory_order_seq_cst);
+    // Every sleeper looks: only the one with the next ticket goes on.
+    if (g_turn_waiters.load(std::memory_order_seq_cst) > 0)
+        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_turn_serving), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
 
 class SlotTurn {
 public:
     SlotTurn()
     {
-        const pid_t self = current_tid();
-        if (g_slot_turn.load(std::memory_order_relaxed) == self)
+        if (g_turn_holder.load(std::memory_order_relaxed) == current_tid()) {
+            // Only a signal handler gets here: it interrupted this thread's mirror read
+            // (which leaves the slot alone: the request may go on) or its request.
+            if (!g_state.in_call) {
+                taken_ = false;
+                return;
+            }
             fatal("not supported yet: a Portals call from a signal handler that interrupted a Portals call of the "
                   "same thread");
-        int32_t free = 0;
-        while (!g_slot_turn.compare_exchange_weak(free, self, std::memory_order_acquire, std::memory_order_relaxed)) {
-            if (free != 0) {
-                g_turn_waiters.fetch_add(1, std::memory_order_seq_cst);
-                timespec timeout{0, 1000000};
-                syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_slot_turn), FUTEX_WAIT, free, &timeout, nullptr, 0);
-                g_turn_waiters.fetch_sub(1, std::memory_order_relaxed);
-            }
-            free = 0;
         }
+        take_turn();
     }
     ~SlotTurn()
     {
-        g_slot_turn.store(0, std::memory_order_seq_cst);
-        if (g_turn_waiters.load(std::memory_order_seq_cst) > 0)
-            syscall(SYS_futex, reinterpret_cast<int32_t*>(&g_slot_turn), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+        if (taken_) give_turn();
     }
     SlotTurn(const SlotTurn&) = delete;
     SlotTurn& operator=(const SlotTurn&) = delete;
+
+private:
+    bool taken_ = true;
 };
 
 // The server answers a trapped syscall of the simulated thread on the slot too (while that

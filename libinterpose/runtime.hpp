@@ -16,8 +16,11 @@ bool is_rank();
 bool in_call();
 
 // The mirror of the rank's queues and counters (s4bxi/mirror.hpp), if the calling thread
-// may read it now: the simulated thread, outside a request and a clock reading.
+// may read it now: the simulated thread, outside a request and a clock reading, when no
+// other thread of the rank is in a request (the server takes events from the mirror while
+// it serves one). It then holds the rank's turn at its channel until release_mirror().
 wire::Mirror* readable_mirror();
+void release_mirror();
 
 // The run uses --cpu-model zero (simulated times reproducible run to run).
 bool zero_cpu_model();
