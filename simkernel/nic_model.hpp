@@ -91,11 +91,13 @@ struct Message {
     bool credit_to_process = false;
 };
 
-// A mailbox's messages, taken as soon as they arrive by a pump actor of their own (the
-// mailbox's permanent receiver) and queued for the engine that consumes them. SimGrid
-// takes a message off a mailbox by erasing it from the front of a circular buffer, which
-// costs the length of the queue: a NIC busy with earlier messages while thousands arrive
-// (a burst of small atomics) paid thousands of reference-count updates per message.
+// The messages waiting for a NIC engine. They come in three ways: pushed by a sender that
+// waited for its own transfer, pushed by a timer when a computed transfer lands
+// (lone_transfers.hpp), or through a mailbox (a simulated transfer nobody waits for), taken
+// as soon as it arrives by a pump actor of its own, the mailbox's permanent receiver.
+// SimGrid takes a message off a mailbox by erasing it from the front of a circular buffer,
+// which costs the length of the queue: a NIC busy with earlier messages while thousands
+// arrive (a burst of small atomics) paid thousands of reference-count updates per message.
 class ArrivalQueue {
 public:
     void init();
@@ -172,7 +174,7 @@ private:
     const PlatformSpec& spec_;
     CommandQueue tx_[4];
     CommandQueue e2e_acks_[4];
-    simgrid::s4u::Mailbox* rx_[4] = {};  // where other NICs send; drained by rx_arrived_
+    simgrid::s4u::Mailbox* rx_[4] = {};  // simulated sends nobody waits for; drained into rx_arrived_
     ArrivalQueue rx_arrived_[4];
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
