@@ -41,7 +41,7 @@ std::string describe_ranks()
     std::string text;
     for (auto& r : context().registry.ranks()) {
         text += fmt::format("\n  rank {} (pid {}, {}): {}", r->rank, r->pid, r->node_name, to_string(r->phase));
-        if (r->phase == RankPhase::Waiting && !r->waiting_on.empty()) text += " in " + r->waiting_on;
+        if (r->phase == RankPhase::Waiting && !r->waiting_on.empty()) text += " in " + r->waiting_on.str();
     }
     return text;
 }

@@ -60,7 +60,9 @@ int barrier(RankRecord& r)
         return PMI_SUCCESS;
     }
     pmi.waiting.push_back(wakeup);
-    r.waiting_on = fmt::format("PMI_Barrier (barrier {} of the run, waiting for the other ranks)", arrival.round + 1);
+    r.waiting_on.set([round = arrival.round] {
+        return fmt::format("PMI_Barrier (barrier {} of the run, waiting for the other ranks)", round + 1);
+    });
     wakeup->acquire();
     return PMI_SUCCESS;
 }

@@ -826,7 +826,9 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
     double now = sg4::Engine::get_clock();
     EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0};
     double deadline = polling ? poll.deadline : timeout < 0 ? -1.0 : now + timeout;
-    r_.waiting_on = count == 1 ? fmt::format("{}(eq {:#x})", what, handles[0]) : fmt::format("{}({} queues)", what, count);
+    r_.waiting_on.set([what, first = handles[0], count] {
+        return count == 1 ? fmt::format("{}(eq {:#x})", what, first) : fmt::format("{}({} queues)", what, count);
+    });
     struct LookedAtEvents {  // whatever the answer, the rank has now read its queues
         RankPortals& p;
         ~LookedAtEvents() { set_events_looked(p, p.events); }
@@ -908,7 +910,9 @@ int Call::ct_get()
         return counter.value.success == read.success && counter.value.failure == read.failure;
     };
     if (unchanged(*c)) {
-        r_.waiting_on = fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, c->value.success);
+        r_.waiting_on.set([handle, success = c->value.success] {
+            return fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, success);
+        });
         EmptyPoll poll = begin_empty_poll();
         bool elsewhere = false;
         std::unique_lock lock(*p_.mutex);
@@ -937,8 +941,10 @@ int Call::ct_wait()
     while (true) {
         Counter* c = ct(a.ct);
         if (!c) return PTL_ARG_INVALID;
-        r_.waiting_on = fmt::format("PtlCTWait(ct {:#x}, test {}) with the counter at {} (failures {})", a.ct,
-                                    a.success, c->value.success, c->value.failure);
+        r_.waiting_on.set([a, value = c->value] {
+            return fmt::format("PtlCTWait(ct {:#x}, test {}) with the counter at {} (failures {})", a.ct, a.success,
+                               value.success, value.failure);
+        });
         if (c->value.success >= a.success || c->value.failure > 0) {
             auto& reply = out<wire::CTReply>();
             reply.success = c->value.success;
@@ -954,7 +960,7 @@ int Call::ct_poll()
     const auto& a = args<wire::CTPollArgs>();
     if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
     double deadline = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : sg4::Engine::get_clock() + a.timeout_ms * 1e-3;
-    r_.waiting_on = fmt::format("PtlCTPoll({} counters)", a.size);
+    r_.waiting_on.set([size = a.size] { return fmt::format("PtlCTPoll({} counters)", size); });
     std::unique_lock lock(*p_.mutex);
     while (true) {
         for (uint32_t i = 0; i < a.size; ++i) {

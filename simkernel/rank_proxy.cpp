@@ -60,7 +60,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
             XBT_WARN("rank %d: malformed sleep request (%g s) rejected", r.rank, seconds);
             return false;
         }
-        r.waiting_on = fmt::format("a sleep of {} s", seconds);
+        r.waiting_on.set([seconds] { return fmt::format("a sleep of {} s", seconds); });
         sg4::this_actor::sleep_for(seconds);
         r.sleep_time += seconds;
         return false;

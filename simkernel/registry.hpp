@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,32 @@ enum class RankPhase {
 };
 
 const char* to_string(RankPhase phase);
+
+// What a proxy waits for, for deadlock reports. Formatted only when a report needs it: a
+// polling loop sets it millions of times, a run reports at most once.
+class WaitDescription {
+public:
+    WaitDescription& operator=(const char* text)
+    {
+        text_ = text;
+        format_ = nullptr;
+        return *this;
+    }
+    // `format` returns the text; it captures by value what the text shows.
+    template <class Format>
+    void set(Format format)
+    {
+        text_ = nullptr;
+        format_ = std::move(format);
+    }
+    void clear() { *this = nullptr; }
+    bool empty() const { return !text_ && !format_; }
+    std::string str() const { return format_ ? format_() : text_ ? std::string(text_) : std::string(); }
+
+private:
+    const char* text_ = nullptr;
+    std::function<std::string()> format_;
+};
 
 struct RankRecord {
     int rank = -1;
@@ -53,7 +80,7 @@ struct RankRecord {
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request
     simgrid::s4u::ActorPtr proxy;
     wire::Request request{};             // the request being served
-    std::string waiting_on;              // what the proxy waits for, for deadlock reports
+    WaitDescription waiting_on;          // what the proxy waits for, for deadlock reports
     RankPortals* portals = nullptr;      // owned by the Portals engine
     // A wait outside the simulation the rank announced (outside_waits.hpp), until its
     // next request: its state, the call, and since when (wall seconds) it holds time.
