@@ -504,8 +504,13 @@ bool try_take_turn()
     return true;
 }
 
+// Set while this thread holds a ticket that is not served yet: a signal handler that
+// interrupted it there and made a Portals call would wait behind its own ticket for ever.
+thread_local volatile bool t_waiting_for_turn = false;
+
 void take_turn()
 {
+    t_waiting_for_turn = true;
     uint32_t ticket = g_turn_next.fetch_add(1, std::memory_order_acquire);
     while (true) {
         uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
@@ -517,6 +522,7 @@ void take_turn()
         g_turn_waiters.fetch_sub(1, std::memory_order_relaxed);
     }
     g_turn_holder.store(current_tid(), std::memory_order_relaxed);
+    t_waiting_for_turn = false;
 }
 
 void give_turn()
@@ -532,15 +538,16 @@ class SlotTurn {
 public:
     SlotTurn()
     {
-        if (g_turn_holder.load(std::memory_order_relaxed) == current_tid()) {
-            // Only a signal handler gets here: it interrupted this thread's mirror read
-            // (which leaves the slot alone: the request may go on) or its request.
-            if (!g_state.in_call) {
-                taken_ = false;
-                return;
-            }
+        // Only a signal handler finds this thread waiting for or holding the turn: it
+        // interrupted one of the thread's calls. A mirror read leaves the slot alone, so the
+        // handler's request may go on; a request or a wait for the turn may not.
+        const bool holding = g_turn_holder.load(std::memory_order_relaxed) == current_tid();
+        if (t_waiting_for_turn || (holding && g_state.in_call))
             fatal("not supported yet: a Portals call from a signal handler that interrupted a Portals call of the "
                   "same thread");
+        if (holding) {
+            taken_ = false;
+            return;
         }
         take_turn();
     }
