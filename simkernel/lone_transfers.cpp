@@ -33,21 +33,30 @@ bool add_weight(std::vector<std::pair<sg4::Link*, double>>& weights, sg4::Link* 
     return true;
 }
 
-}  // namespace
+struct Routes {
+    std::vector<sg4::Link*> there;
+    std::vector<sg4::Link*> back;
+    double latency = 0.0;  // there
+};
 
-std::optional<LoneFlow> lone_flow(sg4::Host* from, sg4::Host* to)
+Routes routes(sg4::Host* from, sg4::Host* to)
+{
+    Routes r;
+    double back_latency = 0.0;
+    from->route_to(to, r.there, &r.latency);
+    to->route_to(from, r.back, &back_latency);
+    return r;
+}
+
+// lone_flow() on routes already looked up.
+std::optional<LoneFlow> lone_flow_over(const Routes& routes)
 {
     namespace config = simgrid::config;
+    const std::vector<sg4::Link*>& route = routes.there;
+    const double latency = routes.latency;
     // CM02 applies no latency or bandwidth factor and has no weight-S: the route's latency
     // and the max-min bound are the whole story.
-    if (from == to || config::get_value<std::string>("network/model") != "CM02") return std::nullopt;
-    std::vector<sg4::Link*> route;
-    std::vector<sg4::Link*> back_route;
-    double latency = 0.0;
-    double back_latency = 0.0;
-    from->route_to(to, route, &latency);
-    to->route_to(from, back_route, &back_latency);
-    if (route.empty()) return std::nullopt;
+    if (route.empty() || config::get_value<std::string>("network/model") != "CM02") return std::nullopt;
 
     // The flow's own bound: its slowest link, and the TCP window over the round trip.
     double rate = route.front()->get_bandwidth();
@@ -59,11 +68,19 @@ std::optional<LoneFlow> lone_flow(sg4::Host* from, sg4::Host* to)
     for (sg4::Link* link : route)
         if (!add_weight(weights, link, 1.0)) return std::nullopt;
     if (config::get_value<bool>("network/crosstraffic"))
-        for (sg4::Link* link : back_route)
+        for (sg4::Link* link : routes.back)
             if (!add_weight(weights, link, kCrossTrafficWeight)) return std::nullopt;
     for (const auto& [link, weight] : weights) rate = std::min(rate, link->get_bandwidth() / weight);
     if (!(rate > 0)) return std::nullopt;
     return LoneFlow{latency, rate};
+}
+
+}  // namespace
+
+std::optional<LoneFlow> lone_flow(sg4::Host* from, sg4::Host* to)
+{
+    if (from == to) return std::nullopt;
+    return lone_flow_over(routes(from, to));
 }
 
 LoneTransfers::Route& LoneTransfers::route(sg4::Host* from, sg4::Host* to)
@@ -71,11 +88,11 @@ LoneTransfers::Route& LoneTransfers::route(sg4::Host* from, sg4::Host* to)
     auto [it, inserted] = routes_.try_emplace({from, to});
     Route& r = it->second;
     if (!inserted) return r;
-    r.flow = lone_flow(from, to);
-    std::vector<sg4::Link*> links;
-    double latency = 0.0;
-    from->route_to(to, links, &latency);
-    to->route_to(from, links, &latency);
+    if (from == to) return r;  // no links, no flow to compute
+    Routes both = routes(from, to);
+    r.flow = lone_flow_over(both);
+    std::vector<sg4::Link*> links = both.there;
+    links.insert(links.end(), both.back.begin(), both.back.end());
     for (sg4::Link* link : links) {
         LinkUse* use = &links_[link];
         if (std::find(r.links.begin(), r.links.end(), use) == r.links.end()) r.links.push_back(use);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 
 #include <simgrid/kernel/Timer.hpp>
 
@@ -357,13 +356,13 @@ void AsyncPci::wait()
 
 void detached_pci(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
 {
-    double now = sg4::Engine::get_clock();
-    if (auto duration = nic_model().lone_transfers().computed_duration(from, to, bytes)) {
-        if (trace::enabled()) trace::record(op, nid, nid, now, now + *duration);
+    AsyncPci transfer = AsyncPci::start_transfer(from, to, bytes, op, nid);
+    if (!transfer.comm) {  // computed: its end is known now
+        if (trace::enabled()) trace::record(op, nid, nid, transfer.start, transfer.computed_end);
         return;
     }
     // Someone must see the end of a simulated transfer: its links count it until then.
-    auto simulated = std::make_shared<AsyncPci>(AsyncPci::start_transfer(from, to, bytes, op, nid));
+    auto simulated = std::make_shared<AsyncPci>(std::move(transfer));
     sg4::Actor::create("pci_detached", from, [simulated] { simulated->wait(); })->daemonize();
 }
 
@@ -769,8 +768,7 @@ void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
     Nic& destination = nic_model().nic(message->destination_nid);
     sg4::Host* to = destination.hosts().nic;
     message->sent_at = sg4::Engine::get_clock();
-    LoneTransfers& lone = nic_model().lone_transfers();
-    std::optional<double> computed = lone.computed_duration(hosts_.nic, to, message->size);
+    ArrivalQueue* arrivals = &destination.rx_arrived_[static_cast<int>(vn)];
     try {
         if (blocking) {
             // Traced here, from before the send preparation to the transfer's end: the
@@ -779,17 +777,14 @@ void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
             trace::Op op = trace_op(message->type);
             uint32_t from = nid_, to_nid = message->destination_nid;
             double start = message->sent_at - nic_model().timings().send_preparation;
-            if (computed) {
-                sg4::this_actor::sleep_for(*computed);
-            } else {
-                SimulatedTransfer simulated(lone, hosts_.nic, to);
-                sg4::Comm::sendto(hosts_.nic, to, message->size);
-            }
-            destination.rx_arrived_[static_cast<int>(vn)].push(message);
+            transfer(hosts_.nic, to, message->size);
+            arrivals->push(message);
             if (trace::enabled()) trace::record(op, from, to_nid, start, sg4::Engine::get_clock());
-        } else if (computed) {
+            return;
+        }
+        LoneTransfers& lone = nic_model().lone_transfers();
+        if (auto computed = lone.computed_duration(hosts_.nic, to, message->size)) {
             // Nobody waits for it: a timer hands it to the destination's RX when it lands.
-            ArrivalQueue* arrivals = &destination.rx_arrived_[static_cast<int>(vn)];
             simgrid::kernel::timer::Timer::set(message->sent_at + *computed, [arrivals, message] { arrivals->push(message); });
         } else {
             // Its links count it until the destination's pump has it (rx_arrived_).

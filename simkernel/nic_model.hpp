@@ -222,7 +222,8 @@ struct AsyncPci {
     void wait();
     explicit operator bool() const { return comm != nullptr || computed_end >= 0; }
 };
-// A transfer nobody waits for (PIO payloads): traced by a helper actor when tracing.
+// A transfer nobody waits for (PIO payloads): a simulated one is ended, and traced, by a
+// helper actor.
 void detached_pci(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
 
 // Shared by the NIC engines and the CPU side.
