@@ -22,6 +22,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "clock_spin.hpp"
 #include "cpu_accounting.hpp"
 #include "crash_handler.hpp"
 #include "outside_episode.hpp"
@@ -52,6 +53,7 @@ struct RankState {
     std::atomic<bool> in_call{false};  // some thread's request holds the slot
     // What of the simulated thread's CPU time is the interposer's (cpu_accounting.hpp).
     cpuacct::Ledger ledger{};
+    ClockSpin clock_spin{};  // zero CPU model: readings that wait for the clock to move
     bool in_reading = false;  // virtual_now() is updating the ledger
 };
 
@@ -392,6 +394,12 @@ double virtual_now()
     if (zero_model &&
         wall_since_reply - static_cast<int64_t>(g_state.ledger.known_cpu_since_reply(slot_base)) <= kBlockedOutsideNs) {
         double now = sim_time_at_reply();
+        if (double sleep = g_state.clock_spin.reading(now, slot.request.seq); sleep > 0) {
+            simulated_sleep(sleep);
+            g_state.clock_spin.slept(slot.request.seq);
+            now = sim_time_at_reply();
+            wall_ns = host_monotonic_ns();
+        }
         publish_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(now), wall_ns));
         return now;
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -24,6 +25,7 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
 namespace s4bxi::sim {
 
 uint64_t g_sim_activity = 0;
+uint64_t g_requests_served = 0;
 uint32_t g_node_count = 0;
 
 namespace {
@@ -147,9 +149,96 @@ double next_event_delay()
     return best;
 }
 
+// While the gate is parked in simulated time: the date it wakes at (infinity: only when
+// woken); < 0 while it runs or waits in real time, holding simulated time.
+double g_gate_wakes_at = -1.0;
+
+// Parks the gate until a rank runs again, or an empty poll begins that is due before it
+// would wake (wake_gate_before).
+void park_gate()
+{
+    g_gate_wakes_at = std::numeric_limits<double>::infinity();
+    context().gate_wakeup->acquire();
+    g_gate_wakes_at = -1.0;
+}
+
+// Lets simulated time run until `date` at most (a rank that runs again wakes the gate
+// sooner), then ends the empty polls due by then: their deadlines are the gate's to keep.
+// A kernel timer rather than a timed wait, which is an activity of the CPU model: the
+// timer adds no action for the models to update.
+void advance_until(double date)
+{
+    bool fired = date <= sg4::Engine::get_clock();
+    if (!fired) {
+        auto* timer = simgrid::kernel::timer::Timer::set(date, [&fired] {
+            fired = true;
+            context().gate_wakeup->release();
+        });
+        g_gate_wakes_at = date;
+        context().gate_wakeup->acquire();
+        g_gate_wakes_at = -1.0;
+        if (!fired) timer->remove();  // a rank ran again first
+    }
+    end_polls(fired ? date : sg4::Engine::get_clock());
+}
+
+// Lets simulated time run for `delay` at most, or until the earliest deadline of an empty
+// poll if that comes first (then advance_until, to end the poll there).
+void advance_for(double delay)
+{
+    double now = sg4::Engine::get_clock();
+    double poll = earliest_poll_deadline();
+    if (poll >= 0 && poll <= now + delay) return advance_until(poll);
+    g_gate_wakes_at = now + delay;
+    context().gate_wakeup->acquire_timeout(delay);
+    g_gate_wakes_at = -1.0;
+}
+
+// True when some simulated activity is under way (a transfer, a computation, a sleep, a
+// timed wait) or a timer is set: something that may still happen without any rank's help.
+// Unlike next_event_delay(), it leaves the models as they are: asking them for their next
+// event updates their actions, and doing that at other moments than the engine does
+// moves simulated dates by SimGrid's precision (1 ns).
+bool activity_pending()
+{
+    if (simgrid::kernel::timer::Timer::next() >= 0) return true;
+    for (auto* model : sg4::Engine::get_instance()->get_all_models())
+        if (!model->get_started_action_set()->empty()) return true;
+    return false;
+}
+
+// A stall: nothing is left to happen in the simulation but the deadlines of empty polls.
+// A real polling loop would go round at once, and the rank's own code between two polls
+// may be what moves the run on (a loop that tests a receive while it prepares its next
+// send): the polls end now, with no fast-forward. Polls that end this way with no other
+// progress for `window` seconds of wall time are a deadlock; returns false then.
+bool end_polls_at_stall(double window)
+{
+    static double streak_since = -1.0;  // wall time of the first stall with no progress since
+    static uint64_t progress_mark = 0;
+    uint64_t progress = g_requests_served - g_vain_polls;
+    double now = wall_now();
+    if (streak_since < 0 || progress != progress_mark) {
+        streak_since = now;
+        progress_mark = progress;
+    } else if (now - streak_since > window) {
+        context().outcome.fail("deadlock",
+                               fmt::format("deadlock at simulated time {:.9f} s: for {:.0f} s of wall time every rank "
+                                           "has polled in vain, with nothing on its way to any of them:{}",
+                                           sg4::Engine::get_clock(), window, describe_ranks()),
+                               kExitDeadlock);
+        return false;
+    }
+    end_polls(std::numeric_limits<double>::infinity());
+    return true;
+}
+
 constexpr double kQuietCheckInterval = 1e-3;  // wall seconds between looks at a rank's socket and CPU clock
 constexpr double kHorizonMargin = 20e-6;      // simulated seconds: the interposer's own CPU time, at most
 constexpr double kHorizonStep = 50e-6;        // simulated seconds; below it the gate waits for news
+// Wall seconds of polls ended at stalls, with no other progress, after which every rank
+// polling in vain is a deadlock.
+constexpr double kVainPollingWindow = 10.0;
 
 // Under the measured CPU model, the earliest simulated date of a rank's next request: its
 // last reply plus the CPU time its simulated thread has used since (a posted rank: the CPU
@@ -213,7 +302,7 @@ bool progress_under_computing_ranks(const std::vector<RankRecord*>& batch)
     // whatever is pending.
     double now = sg4::Engine::get_clock();
     if (horizon - now < kHorizonStep) return false;
-    ctx.gate_wakeup->acquire_timeout(horizon - now);  // a rank that runs again wakes the gate
+    advance_for(horizon - now);  // a rank that runs again wakes the gate
     return true;
 }
 
@@ -311,20 +400,36 @@ void gate_actor()
             sg4::this_actor::yield();
             continue;
         }
+        double polls = earliest_poll_deadline();
         if (!outside) {  // every rank waits in the simulation: let time advance
-            ctx.gate_wakeup->acquire();
+            if (polls < 0) {
+                park_gate();
+                continue;
+            }
+            if (activity_pending()) {
+                advance_until(polls);
+                continue;
+            }
+            uint64_t activity = g_sim_activity;
+            sg4::this_actor::yield();
+            if (activity != g_sim_activity || activity_pending()) continue;  // not quiet yet
+            end_polls_at_stall(kVainPollingWindow);
             continue;
         }
         // Some ranks are blocked outside: they do not hold time, but they may come back.
         double next = next_event_delay();
         if (next >= 0) {
-            ctx.gate_wakeup->acquire_timeout(next);
+            advance_for(next);
             sg4::this_actor::yield();
             continue;
         }
         uint64_t activity = g_sim_activity;
         sg4::this_actor::yield();
         if (activity != g_sim_activity) continue;  // other actors ran: not quiet yet
+        if (earliest_poll_deadline() >= 0) {  // the ranks outside may be waiting for the polling ones
+            end_polls_at_stall(ctx.config.outside_deadlock_timeout);
+            continue;
+        }
         // The simulation is quiet; only the blocked-outside ranks can move things.
         if (outside_since < 0) outside_since = now;
         if (now - outside_since > ctx.config.outside_deadlock_timeout) {
@@ -337,6 +442,13 @@ void gate_actor()
         }
         bell_seen = wait_doorbell(bell, bell_seen, 0.005);
     }
+}
+
+void wake_gate_before(double date)
+{
+    if (g_gate_wakes_at < 0 || date >= g_gate_wakes_at) return;
+    g_gate_wakes_at = -1.0;  // one wake is enough: the gate looks at every poll when it runs
+    context().gate_wakeup->release();
 }
 
 void report_deadlock()

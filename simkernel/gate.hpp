@@ -9,9 +9,16 @@ namespace s4bxi::sim {
 // Bumped by every simulated actor each time it does something; lets the gate tell a
 // quiet simulation from one whose actors are still running at the current date.
 extern uint64_t g_sim_activity;
+// Requests the proxies have answered: with the empty polls that found nothing
+// (g_vain_polls), what tells vain polling from progress.
+extern uint64_t g_requests_served;
 extern uint32_t g_node_count;  // for re-attach answers
 
 void gate_actor();
+
+// An empty poll that ends at `date` has begun: the gate, if parked in simulated time until
+// later, wakes up to keep that deadline (portals_engine.hpp, end_polls).
+void wake_gate_before(double date);
 
 // Called by SimGrid when no actor can ever run again: names what every rank waits on.
 void report_deadlock();

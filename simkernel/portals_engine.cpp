@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "atomics.hpp"
+#include "gate.hpp"
 #include "nic_model.hpp"
 #include "rank_memory.hpp"
 #include "registry.hpp"
@@ -35,14 +36,14 @@ constexpr double kPollQuantumMax = 1e-4;
 // MPI_Recv does not grow with its simulated length), and progress made outside Portals is
 // seen late by at most this fraction of the wait.
 constexpr double kPollIdleFraction = 0.25;
-// Past this much simulated time polling in vain, an empty poll waits for the next arrival
-// with no deadline. Steps that grow with the idle time would otherwise run the clock to
-// infinity (and SimGrid to an abort) in a program that polls for something that never
-// comes; waiting instead ends it as a deadlock report naming the poll.
+// Past this much simulated time polling in vain, the step stops growing: steps that grow
+// with the idle time would otherwise run the clock to infinity (and SimGrid to an abort)
+// in a program that polls while something else keeps the simulation busy for ever.
 constexpr double kPollIdleLimit = 1e5;
 constexpr uint32_t kFirstAutomaticPid = 2048;
 
 std::vector<std::unique_ptr<RankPortals>> g_portals;
+int g_polls_in_progress = 0;  // proxies waiting in an empty poll (PollInProgress)
 std::map<std::pair<uint32_t, uint32_t>, RankPortals*> g_pids;  // (nid, pid) -> owner
 
 // Appendix §4.3: defaults when nothing is asked, caps otherwise (a desired 0 gets the cap).
@@ -334,21 +335,45 @@ private:
     }
 
     // The fast-forward of an empty poll: until `deadline`, or until something arrives for
-    // the rank in any queue (the polling loop would notice it on its next round).
+    // the rank in any queue (the polling loop would notice it on its next round). The
+    // deadline is no simulated timeout of the proxy's: the gate keeps it (PollInProgress),
+    // and ends the poll there, or at once when nothing else is left to happen in the
+    // simulation (end_polls).
     struct EmptyPoll {
-        double deadline;  // < 0: none (kPollIdleLimit)
+        double deadline;
         uint64_t arrivals;
-        bool expired() const { return deadline >= 0 && sg4::Engine::get_clock() >= deadline; }
     };
 
     EmptyPoll begin_empty_poll()
     {
         double now = sg4::Engine::get_clock();
         if (p_.idle_since < 0) p_.idle_since = now;
-        if (now - p_.idle_since > kPollIdleLimit) return {-1.0, p_.arrivals};
-        double step = std::max(p_.poll_quantum, kPollIdleFraction * (now - p_.idle_since));
-        return {now + step, p_.arrivals};
+        double idle = std::min(now - p_.idle_since, kPollIdleLimit);
+        return {now + std::max(p_.poll_quantum, kPollIdleFraction * idle), p_.arrivals};
     }
+
+    // While the proxy waits in an empty poll, the gate knows its deadline.
+    class PollInProgress {
+    public:
+        PollInProgress(RankPortals& p, double deadline) : p_(p)
+        {
+            p_.poll_until = deadline;
+            p_.poll_ended = false;
+            ++g_polls_in_progress;
+            wake_gate_before(deadline);
+        }
+        ~PollInProgress()
+        {
+            p_.poll_until = -1.0;
+            --g_polls_in_progress;
+        }
+        PollInProgress(const PollInProgress&) = delete;
+        PollInProgress& operator=(const PollInProgress&) = delete;
+        bool ended() const { return p_.poll_ended; }
+
+    private:
+        RankPortals& p_;
+    };
 
     // True when something arrived for the rank since the poll began and is visible now;
     // otherwise shortens `until` to when it will be.
@@ -370,7 +395,11 @@ private:
 
     void poll_found_work() { sim::poll_found_work(p_); }
 
-    void poll_found_nothing() { p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax); }
+    void poll_found_nothing()
+    {
+        ++g_vain_polls;
+        p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
+    }
 
     int finish_event(EventQueue& q, const ptl_event_t& event, uint32_t which)
     {
@@ -825,7 +854,9 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
     bool polling = timeout == 0;
     double now = sg4::Engine::get_clock();
     EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0};
-    double deadline = polling ? poll.deadline : timeout < 0 ? -1.0 : now + timeout;
+    std::optional<PollInProgress> in_poll;
+    if (polling) in_poll.emplace(p_, poll.deadline);
+    double deadline = polling || timeout < 0 ? -1.0 : now + timeout;
     r_.waiting_on.set([what, first = handles[0], count] {
         return count == 1 ? fmt::format("{}(eq {:#x})", what, first) : fmt::format("{}({} queues)", what, count);
     });
@@ -849,6 +880,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
             return PTL_EQ_EMPTY;
         }
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
+        if (in_poll && in_poll->ended()) break;
         double until = deadline;
         if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
         if (polling && arrival_visible(poll, until)) {  // work elsewhere: let the loop see it
@@ -914,10 +946,11 @@ int Call::ct_get()
             return fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, success);
         });
         EmptyPoll poll = begin_empty_poll();
+        PollInProgress in_poll(p_, poll.deadline);
         bool elsewhere = false;
         std::unique_lock lock(*p_.mutex);
-        while ((c = ct(handle)) != nullptr && unchanged(*c) && !poll.expired()) {
-            double until = poll.deadline;
+        while ((c = ct(handle)) != nullptr && unchanged(*c) && !in_poll.ended()) {
+            double until = -1.0;
             if ((elsewhere = arrival_visible(poll, until))) break;
             wait_for_activity(lock, until);
         }
@@ -1205,6 +1238,8 @@ void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& 
     release_handle(owner, entry);
 }
 
+uint64_t g_vain_polls = 0;
+
 RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
 {
     auto portals = std::make_unique<RankPortals>();
@@ -1258,6 +1293,29 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
     rank.waiting_on.clear();
     if (rank.portals) rank.portals->abort_requested = false;  // an abort meets only the wait it interrupts
     return rc;
+}
+
+double earliest_poll_deadline()
+{
+    if (g_polls_in_progress == 0) return -1.0;
+    double earliest = -1.0;
+    for (const auto& p : g_portals)
+        if (p->poll_until >= 0 && !p->poll_ended && (earliest < 0 || p->poll_until < earliest))
+            earliest = p->poll_until;
+    return earliest;
+}
+
+int end_polls(double date)
+{
+    if (g_polls_in_progress == 0) return 0;
+    int ended = 0;
+    for (const auto& p : g_portals)
+        if (p->poll_until >= 0 && !p->poll_ended && p->poll_until <= date) {
+            p->poll_ended = true;
+            p->activity->notify_all();
+            ++ended;
+        }
+    return ended;
 }
 
 void abort_blocking_wait(RankRecord& rank)

@@ -28,6 +28,19 @@ void mark_reply(RankRecord& rank);
 // PtlCTPoll), the wait returns PTL_INTERRUPTED; otherwise nothing happens.
 void abort_blocking_wait(RankRecord& rank);
 
+// Empty polls that ended with nothing found.
+extern uint64_t g_vain_polls;
+
+// An empty poll fast-forwards until a deadline that has no simulated timeout of its own
+// (DESIGN.md "Polling"): the gate, which lets simulated time advance, ends it there, or at
+// once when nothing else is left to happen (a stall: the ranks' own code, between their
+// polls, is then the only thing that can move the run on).
+// The earliest deadline of the empty polls in progress (< 0: none).
+double earliest_poll_deadline();
+// Ends the empty polls whose deadline is at or before `date` (+infinity: all of them);
+// returns how many.
+int end_polls(double date);
+
 void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry);
 
 }  // namespace s4bxi::sim

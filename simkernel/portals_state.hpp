@@ -134,6 +134,10 @@ struct RankPortals {
     bool abort_requested = false;  // PtlAbort: the blocking wait in progress returns PTL_INTERRUPTED
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
     double idle_since = -1.0;   // start of the current run of empty polls (< 0: none)
+    // The deadline of the empty poll the proxy waits in (< 0: none), which the gate keeps,
+    // and whether the gate ended that poll.
+    double poll_until = -1.0;
+    bool poll_ended = false;
     // Arrivals (events written, counters changed), with the date the last one becomes
     // visible: an empty poll's fast-forward ends when anything arrives for the rank, in
     // any queue, since the polling loop would notice it on its next round.

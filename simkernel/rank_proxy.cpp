@@ -119,6 +119,7 @@ void rank_proxy(RankRecord* rank)
         std::memset(&reply, 0, sizeof reply);
         reply.seq = request.seq;
         bool finished = serve(r, request, reply);
+        ++g_requests_served;
         r.waiting_on.clear();
         reply.sim_time = sg4::Engine::get_clock();
         r.phase = finished ? RankPhase::Finished : RankPhase::Computing;

@@ -1,0 +1,50 @@
+// Loops that wait for the clock to move, under the zero CPU model (pure logic).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace s4bxi::interpose {
+
+// Under --cpu-model zero a rank's clock stands still between its requests: computation
+// takes no simulated time. A loop that waits for the clock to move (STREAM's checktick
+// waits for a microsecond to pass; a benchmark's busy-wait "compute" waits for its
+// deadline) would then spin for ever. After kReadings readings of the same value with no
+// request between them, the rank is taken to wait for time to pass: the reading first
+// sleeps in simulated time, by steps that grow with the time spent spinning so far, as
+// the fast-forward of empty polls does (docs/time.md, "Clock-spinning loops").
+class ClockSpin {
+public:
+    static constexpr uint32_t kReadings = 1000;
+    static constexpr double kFirstStep = 1e-6;     // simulated seconds
+    static constexpr double kStepFraction = 0.125;  // of the time spent spinning so far
+
+    // A reading of `now` (simulated seconds) while the rank's last request is number
+    // `request`; returns the simulated sleep to take before answering it (0: none).
+    double reading(double now, uint32_t request)
+    {
+        if (request != request_ || now != value_) {
+            if (request != after_own_sleep_) spin_start_ = -1.0;  // the program did something
+            request_ = request;
+            value_ = now;
+            count_ = 0;
+            return 0.0;
+        }
+        if (++count_ < kReadings) return 0.0;
+        count_ = 0;
+        if (spin_start_ < 0) spin_start_ = now;
+        return std::max(kFirstStep, kStepFraction * (now - spin_start_));
+    }
+
+    // The sleep reading() asked for was taken, and was request number `request`.
+    void slept(uint32_t request) { after_own_sleep_ = request; }
+
+private:
+    double value_ = -1.0;
+    double spin_start_ = -1.0;  // simulated date the current spin began (< 0: none)
+    uint32_t request_ = 0;
+    uint32_t after_own_sleep_ = 0;
+    uint32_t count_ = 0;
+};
+
+}  // namespace s4bxi::interpose
