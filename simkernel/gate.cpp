@@ -153,8 +153,7 @@ double next_event_delay()
 // woken); < 0 while it runs or waits in real time, holding simulated time.
 double g_gate_wakes_at = -1.0;
 
-// Parks the gate until a rank runs again, or an empty poll begins that is due before it
-// would wake (wake_gate_before).
+// Parks the gate until a rank runs again or an empty poll begins (wake_gate_for_poll).
 void park_gate()
 {
     g_gate_wakes_at = std::numeric_limits<double>::infinity();
@@ -444,9 +443,9 @@ void gate_actor()
     }
 }
 
-void wake_gate_before(double date)
+void wake_gate_for_poll()
 {
-    if (g_gate_wakes_at < 0 || date >= g_gate_wakes_at) return;
+    if (g_gate_wakes_at < 0) return;
     g_gate_wakes_at = -1.0;  // one wake is enough: the gate looks at every poll when it runs
     context().gate_wakeup->release();
 }

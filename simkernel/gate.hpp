@@ -16,9 +16,11 @@ extern uint32_t g_node_count;  // for re-attach answers
 
 void gate_actor();
 
-// An empty poll that ends at `date` has begun: the gate, if parked in simulated time until
-// later, wakes up to keep that deadline (portals_engine.hpp, end_polls).
-void wake_gate_before(double date);
+// An empty poll has begun: the gate, if parked in simulated time, wakes up to keep its
+// deadline (portals_engine.hpp, end_polls) and to see whether anything else is left to
+// happen. A proxy that computed (the measured CPU model) before its poll may leave the
+// simulation stalled as it begins.
+void wake_gate_for_poll();
 
 // Called by SimGrid when no actor can ever run again: names what every rank waits on.
 void report_deadlock();

@@ -360,7 +360,7 @@ private:
             p_.poll_until = deadline;
             p_.poll_ended = false;
             ++g_polls_in_progress;
-            wake_gate_before(deadline);
+            wake_gate_for_poll();
         }
         ~PollInProgress()
         {

@@ -1,0 +1,132 @@
+/* Programs that make progress between their polls, as HPCC does:
+ * - its RandomAccess pattern: a receive from any source with any tag, tested with MPI_Test
+ *   between the updates each rank prepares; updates go out in batches only when a bucket
+ *   is full, so for long stretches nothing is on its way to anyone; then "finished"
+ *   messages, and the last receive is cancelled;
+ * - loops that wait for the clock to move: STREAM's checktick (MPI_Wtime until it
+ *   changes) and a busy-wait of 1 ms (MPI_Wtime until a deadline).
+ * Under the simulation these used to hang: the polls fast-forwarded simulated time with no
+ * one to send, and under --cpu-model zero the clock never moved (docs/model.md "Polling",
+ * docs/time.md "Clock-spinning loops"). usage: mpi_progress [updates per rank] */
+#include "mpi_check.h"
+
+enum { UPDATE_TAG = 1, FINISHED_TAG = 2, BATCH = 256, MAX_PENDING = 1024 };
+
+static void random_access(int rank, int size, int updates)
+{
+    uint64_t* buckets = calloc((size_t)size * MAX_PENDING, sizeof *buckets);
+    int* filled = calloc((size_t)size, sizeof *filled);
+    MPI_Request* finished = calloc((size_t)size, sizeof *finished);
+    uint64_t in[BATCH], out[BATCH], nothing = 0;
+    long sent = 0, received = 0, checksum_sent = 0, checksum_received = 0;
+    int receiving = size - 1, pending = 0, done = 0;
+    MPI_Request inreq, outreq = MPI_REQUEST_NULL;
+    MPI_Status status;
+    uint64_t state = 0x9E3779B97F4A7C15ull * (uint64_t)(rank + 1);
+
+    MPI_OK(MPI_Irecv(in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &inreq));
+    for (int i = 0; i < updates || pending > 0;) {
+        do {  /* take whatever arrived */
+            MPI_OK(MPI_Test(&inreq, &done, &status));
+            if (!done) break;
+            if (status.MPI_TAG == UPDATE_TAG) {
+                int count = 0;
+                MPI_Get_count(&status, MPI_UINT64_T, &count);
+                received += count;
+                for (int j = 0; j < count; ++j) checksum_received += (long)(in[j] % 1000003u);
+            } else {
+                CHECK(status.MPI_TAG == FINISHED_TAG, "unexpected tag %d", status.MPI_TAG);
+                --receiving;
+            }
+            MPI_OK(MPI_Irecv(in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &inreq));
+        } while (receiving > 0);
+        if (i < updates && pending < MAX_PENDING) {  /* prepare one update, locally */
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            int target = (int)((state >> 33) % (uint64_t)size);
+            if (target != rank) {
+                buckets[(size_t)target * MAX_PENDING + filled[target]++] = state;
+                ++pending;
+            }
+            ++i;
+            continue;
+        }
+        MPI_OK(MPI_Test(&outreq, &done, MPI_STATUS_IGNORE));
+        if (!done) continue;
+        int target = 0;  /* the fullest bucket goes out */
+        for (int t = 1; t < size; ++t)
+            if (filled[t] > filled[target]) target = t;
+        int count = filled[target] < BATCH ? filled[target] : BATCH;
+        for (int j = 0; j < count; ++j) {
+            out[j] = buckets[(size_t)target * MAX_PENDING + --filled[target]];
+            checksum_sent += (long)(out[j] % 1000003u);
+        }
+        pending -= count;
+        sent += count;
+        MPI_OK(MPI_Isend(out, count, MPI_UINT64_T, target, UPDATE_TAG, MPI_COMM_WORLD, &outreq));
+    }
+    for (int t = 0; t < size; ++t)
+        finished[t] = MPI_REQUEST_NULL;
+    for (int t = 0; t < size; ++t)
+        if (t != rank) MPI_OK(MPI_Isend(&nothing, 0, MPI_UINT64_T, t, FINISHED_TAG, MPI_COMM_WORLD, &finished[t]));
+    while (receiving > 0) {
+        MPI_OK(MPI_Wait(&inreq, &status));
+        if (status.MPI_TAG == UPDATE_TAG) {
+            int count = 0;
+            MPI_Get_count(&status, MPI_UINT64_T, &count);
+            received += count;
+            for (int j = 0; j < count; ++j) checksum_received += (long)(in[j] % 1000003u);
+        } else {
+            --receiving;
+        }
+        MPI_OK(MPI_Irecv(in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &inreq));
+    }
+    MPI_OK(MPI_Waitall(size, finished, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Cancel(&inreq));
+    MPI_OK(MPI_Wait(&inreq, &status));
+    int cancelled = 0;
+    MPI_Test_cancelled(&status, &cancelled);
+    CHECK(cancelled, "the last receive was not cancelled");
+    MPI_OK(MPI_Wait(&outreq, MPI_STATUS_IGNORE));
+
+    long totals[4] = {sent, received, checksum_sent, checksum_received}, sums[4];
+    MPI_Allreduce(totals, sums, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sums[0] == sums[1], "%ld updates sent, %ld received", sums[0], sums[1]);
+    CHECK(sums[2] == sums[3], "checksums differ: sent %ld, received %ld", sums[2], sums[3]);
+    CHECK(sums[0] > 0, "no update crossed the network");
+    if (rank == 0) printf("random access: %ld updates exchanged\n", sums[0]);
+    free(buckets);
+    free(filled);
+    free(finished);
+}
+
+static void clock_spins(int rank)
+{
+    /* STREAM's checktick: 20 readings, each waiting until the clock moves. */
+    double previous = MPI_Wtime();
+    for (int i = 0; i < 20; ++i) {
+        double now;
+        while ((now = MPI_Wtime()) == previous) continue;
+        CHECK(now > previous, "the clock went back: %.9f after %.9f", now, previous);
+        previous = now;
+    }
+    /* A busy-wait "computation" of 1 ms: it ends, between 1 ms and 9/8 of it plus the
+     * first step of 1 us (docs/time.md), plus what the measured CPU model charges for
+     * the last reading. */
+    const double wait = 1e-3;
+    double start = MPI_Wtime(), end;
+    while ((end = MPI_Wtime()) - start < wait) continue;
+    CHECK(end - start >= wait && end - start <= wait * 9 / 8 + 2e-6, "a busy-wait of 1 ms took %.9f s (rank %d)",
+          end - start, rank);
+}
+
+int main(int argc, char** argv)
+{
+    check_init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int updates = argc > 1 ? atoi(argv[1]) : 4096;
+    random_access(rank, size, updates);
+    clock_spins(rank);
+    return check_finish("mpi_progress");
+}
