@@ -11,6 +11,11 @@ PROGRAM is one of:
              scalapack-mpi-test), on a 2 x 2 process grid: 8 factorizations and solves
              (4 sizes, 2 block sizes; the package's LU.dat cut down), all passing their
              residual checks
+  hpcc       the HPC Challenge suite (package hpcc) on 4 ranks, a 2 x 2 grid and a small
+             problem (HPL_N below): HPL, PTRANS, RandomAccess (its MPI_Test loops make
+             progress between polls), STREAM (its checktick waits for the clock to move),
+             FFT, DGEMM and the latency/bandwidth rings all run; HPL's and PTRANS's
+             residual checks pass, RandomAccess finds no errors, the summary says Success=1
 
 Both also require that every rank sent messages over the simulated Portals network.
 Exit status 0 (pass), 1 (fail), 77 (the package, mpirun or the components missing).
@@ -27,6 +32,7 @@ from pathlib import Path
 from mpi_run_env import launch_environment, missing_components
 
 SKIP = 77
+HPL_N = 128  # the HPL problem size, from which HPCC sizes its other tests too
 SCALAPACK_TESTS = Path("/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests")
 DEBIAN_PYTHON = Path("/usr/bin/python3")  # where Debian's python3-mpi4py is installed
 
@@ -41,6 +47,44 @@ def cut_down_lu_input(original):
     for index, text in replace.items():
         lines[index] = text
     return "\n".join(lines)
+
+
+def hpcc_input():
+    """hpccinf.txt: one HPL problem of HPL_N on a 2 x 2 grid, blocks of 32, no extra PTRANS
+    sizes (the layout of HPL.dat, then PTRANS's lines)."""
+    values = ["HPLinpack benchmark input file", "HPC Challenge under s4bxi", "HPL.out      output file name",
+              "6            device out", "1            # of problems sizes (N)", f"{HPL_N}          Ns",
+              "1            # of NBs", "32           NBs", "0            PMAP process mapping",
+              "1            # of process grids (P x Q)", "2            Ps", "2            Qs",
+              "16.0         threshold", "1            # of panel fact", "2            PFACTs",
+              "1            # of recursive stopping criterium", "4            NBMINs",
+              "1            # of panels in recursion", "2            NDIVs", "1            # of recursive panel fact.",
+              "1            RFACTs", "1            # of broadcast", "1            BCASTs",
+              "1            # of lookahead depth", "1            DEPTHs", "2            SWAP", "64           swapping threshold",
+              "0            L1 in", "0            U  in", "1            Equilibration", "8            memory alignment",
+              "##### This line (no. 32) is ignored (it serves as a separator). ######",
+              "0            Number of additional problem sizes for PTRANS", "1200         values of N",
+              "0            number of additional blocking sizes for PTRANS", "40           values of NB"]
+    return "\n".join(values) + "\n"
+
+
+def check_hpcc(output):
+    """Problems in hpccoutf.txt (an empty list when every test ran and passed)."""
+    problems = []
+    for section in ("HPL", "PTRANS", "MPIRandomAccess", "StarSTREAM", "SingleSTREAM", "MPIFFT", "StarDGEMM",
+                    "LatencyBandwidth", "Summary"):
+        if f"End of {section} section." not in output:
+            problems.append(f"section {section} did not end")
+    if "Success=1" not in output:
+        problems.append("the summary does not say Success=1")
+    if "FAILED" in output:
+        problems.append("a residual check FAILED")
+    if not re.search(r"\.\.\.\.\.\. PASSED", output):
+        problems.append("HPL's residual check did not pass")
+    random_access = re.findall(r"Found (\d+) errors in \d+ locations", output)
+    if len(random_access) < 4 or any(int(n) != 0 for n in random_access):
+        problems.append(f"RandomAccess errors: {random_access}")
+    return problems
 
 
 def main():
@@ -65,6 +109,12 @@ def main():
                 return SKIP
             Path(d, "LU.dat").write_text(cut_down_lu_input(SCALAPACK_TESTS / "LU.dat"))
             command = ["mpiexec", "-n", "4", str(SCALAPACK_TESTS / "xdlu")]
+        elif program == "hpcc":
+            if not shutil.which("hpcc"):
+                print("SKIP: HPCC is not installed (package hpcc)")
+                return SKIP
+            Path(d, "hpccinf.txt").write_text(hpcc_input())
+            command = ["mpirun", "-np", "4", "hpcc"]
         else:
             print(f"check_debian_programs.py: unknown program {program}", file=sys.stderr)
             return 2
@@ -79,6 +129,7 @@ def main():
             print(f"FAIL: status {run.returncode}", file=sys.stderr)
             return 1
         summary = json.load(open(summary_path))
+        hpcc_output = Path(d, "hpccoutf.txt").read_text() if program == "hpcc" else ""
     quiet = [r["rank"] for r in summary["ranks"] if r["messages_sent"] == 0]
     if summary["status"] != "ok" or summary["world_size"] != 4 or quiet:
         print(f"FAIL: run summary {summary['status']}, {summary['world_size']} ranks, ranks {quiet} sent nothing "
@@ -88,6 +139,12 @@ def main():
         ok = set(re.findall(r"rank (\d) of 4 on node(\d): ok", run.stdout))
         if ok != {(str(r), str(r)) for r in range(4)}:
             print(f"FAIL: ranks that reported ok from their own node: {sorted(ok)}", file=sys.stderr)
+            return 1
+    elif program == "hpcc":
+        problems = check_hpcc(hpcc_output)
+        if problems:
+            print("FAIL: HPCC: " + "; ".join(problems) + "\n--- hpccoutf.txt (end) ---\n" + hpcc_output[-3000:],
+                  file=sys.stderr)
             return 1
     else:
         passed = re.search(r"(\d+) tests completed and passed residual checks", run.stdout)
