@@ -11,6 +11,9 @@ PROGRAM is one of:
              scalapack-mpi-test), on a 2 x 2 process grid: 8 factorizations and solves
              (4 sizes, 2 block sizes; the package's LU.dat cut down), all passing their
              residual checks
+  lammps     LAMMPS (package lammps), a Lennard-Jones melt of 4000 atoms for 250 steps on 4
+             ranks (ghost atoms exchanged every step, neighbour lists rebuilt, thermo
+             reductions): every thermo line printed, total energy conserved to 1 %
   hpcc       the HPC Challenge suite (package hpcc) on 4 ranks, a 2 x 2 grid and a small
              problem (HPL_N below): HPL, PTRANS, RandomAccess (its MPI_Test loops make
              progress between polls), STREAM (its checktick waits for the clock to move),
@@ -68,6 +71,42 @@ def hpcc_input():
     return "\n".join(values) + "\n"
 
 
+# A Lennard-Jones melt in reduced units: an fcc lattice heated to T = 3 and run at
+# constant energy (NVE).
+LAMMPS_MELT = """units lj
+atom_style atomic
+lattice fcc 0.8442
+region box block 0 10 0 10 0 10
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+velocity all create 3.0 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+thermo 50
+run 250
+"""
+
+
+def check_lammps(output):
+    """Problems in LAMMPS's output (an empty list when the run is complete and conserved
+    its energy)."""
+    rows = re.findall(r"^\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", output, re.MULTILINE)
+    steps = [int(r[0]) for r in rows]
+    if steps != [0, 50, 100, 150, 200, 250]:
+        return [f"thermo steps {steps}, expected 0 to 250 by 50"]
+    first, last = float(rows[0][4]), float(rows[-1][4])
+    problems = []
+    if abs(last - first) > 0.01 * abs(first):
+        problems.append(f"total energy went from {first} to {last}")
+    if "on 4 procs for 250 steps with 4000 atoms" not in output:
+        problems.append("no 'Loop time ... on 4 procs for 250 steps with 4000 atoms' line")
+    return problems
+
+
 def check_hpcc(output):
     """Problems in hpccoutf.txt (an empty list when every test ran and passed)."""
     problems = []
@@ -109,6 +148,12 @@ def main():
                 return SKIP
             Path(d, "LU.dat").write_text(cut_down_lu_input(SCALAPACK_TESTS / "LU.dat"))
             command = ["mpiexec", "-n", "4", str(SCALAPACK_TESTS / "xdlu")]
+        elif program == "lammps":
+            if not shutil.which("lmp"):
+                print("SKIP: LAMMPS is not installed (package lammps)")
+                return SKIP
+            Path(d, "in.melt").write_text(LAMMPS_MELT)
+            command = ["mpirun", "-np", "4", "lmp", "-in", "in.melt", "-log", "none"]
         elif program == "hpcc":
             if not shutil.which("hpcc"):
                 print("SKIP: HPCC is not installed (package hpcc)")
@@ -139,6 +184,11 @@ def main():
         ok = set(re.findall(r"rank (\d) of 4 on node(\d): ok", run.stdout))
         if ok != {(str(r), str(r)) for r in range(4)}:
             print(f"FAIL: ranks that reported ok from their own node: {sorted(ok)}", file=sys.stderr)
+            return 1
+    elif program == "lammps":
+        problems = check_lammps(run.stdout)
+        if problems:
+            print("FAIL: LAMMPS: " + "; ".join(problems), file=sys.stderr)
             return 1
     elif program == "hpcc":
         problems = check_hpcc(hpcc_output)
