@@ -206,12 +206,20 @@ bool activity_pending()
     return false;
 }
 
+// Yields once; true when other actors ran meanwhile: the simulation is not quiet yet.
+bool others_ran_on_yield()
+{
+    uint64_t activity = g_sim_activity;
+    sg4::this_actor::yield();
+    return activity != g_sim_activity;
+}
+
 // A stall: nothing is left to happen in the simulation but the deadlines of empty polls.
 // A real polling loop would go round at once, and the rank's own code between two polls
 // may be what moves the run on (a loop that tests a receive while it prepares its next
 // send): the polls end now, with no fast-forward. Polls that end this way with no other
-// progress for `window` seconds of wall time are a deadlock; returns false then.
-bool end_polls_at_stall(double window)
+// progress for `window` seconds of wall time are a deadlock.
+void end_polls_at_stall(double window)
 {
     static double streak_since = -1.0;  // wall time of the first stall with no progress since
     static uint64_t progress_mark = 0;
@@ -226,10 +234,9 @@ bool end_polls_at_stall(double window)
                                            "has polled in vain, with nothing on its way to any of them:{}",
                                            sg4::Engine::get_clock(), window, describe_ranks()),
                                kExitDeadlock);
-        return false;
+        return;
     }
     end_polls(std::numeric_limits<double>::infinity());
-    return true;
 }
 
 constexpr double kQuietCheckInterval = 1e-3;  // wall seconds between looks at a rank's socket and CPU clock
@@ -409,9 +416,7 @@ void gate_actor()
                 advance_until(polls);
                 continue;
             }
-            uint64_t activity = g_sim_activity;
-            sg4::this_actor::yield();
-            if (activity != g_sim_activity || activity_pending()) continue;  // not quiet yet
+            if (others_ran_on_yield() || activity_pending()) continue;  // not quiet yet
             end_polls_at_stall(kVainPollingWindow);
             continue;
         }
@@ -422,9 +427,7 @@ void gate_actor()
             sg4::this_actor::yield();
             continue;
         }
-        uint64_t activity = g_sim_activity;
-        sg4::this_actor::yield();
-        if (activity != g_sim_activity) continue;  // other actors ran: not quiet yet
+        if (others_ran_on_yield()) continue;
         if (earliest_poll_deadline() >= 0) {  // the ranks outside may be waiting for the polling ones
             end_polls_at_stall(ctx.config.outside_deadlock_timeout);
             continue;

@@ -1295,27 +1295,33 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
     return rc;
 }
 
+namespace {
+
+// The proxy waits in an empty poll that the gate has not ended yet.
+bool poll_pending(const RankPortals& p)
+{
+    return p.poll_until >= 0 && !p.poll_ended;
+}
+
+}  // namespace
+
 double earliest_poll_deadline()
 {
     if (g_polls_in_progress == 0) return -1.0;
     double earliest = -1.0;
     for (const auto& p : g_portals)
-        if (p->poll_until >= 0 && !p->poll_ended && (earliest < 0 || p->poll_until < earliest))
-            earliest = p->poll_until;
+        if (poll_pending(*p) && (earliest < 0 || p->poll_until < earliest)) earliest = p->poll_until;
     return earliest;
 }
 
-int end_polls(double date)
+void end_polls(double date)
 {
-    if (g_polls_in_progress == 0) return 0;
-    int ended = 0;
+    if (g_polls_in_progress == 0) return;
     for (const auto& p : g_portals)
-        if (p->poll_until >= 0 && !p->poll_ended && p->poll_until <= date) {
+        if (poll_pending(*p) && p->poll_until <= date) {
             p->poll_ended = true;
             p->activity->notify_all();
-            ++ended;
         }
-    return ended;
 }
 
 void abort_blocking_wait(RankRecord& rank)

@@ -37,9 +37,8 @@ extern uint64_t g_vain_polls;
 // polls, is then the only thing that can move the run on).
 // The earliest deadline of the empty polls in progress (< 0: none).
 double earliest_poll_deadline();
-// Ends the empty polls whose deadline is at or before `date` (+infinity: all of them);
-// returns how many.
-int end_polls(double date);
+// Ends the empty polls whose deadline is at or before `date` (+infinity: all of them).
+void end_polls(double date);
 
 void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry);
 

@@ -12,34 +12,55 @@
 
 enum { UPDATE_TAG = 1, FINISHED_TAG = 2, BATCH = 256, MAX_PENDING = 1024 };
 
+/* What a rank has received so far. */
+struct inbox {
+    uint64_t in[BATCH];
+    MPI_Request request;
+    long updates, checksum;
+    int receiving; /* ranks that have not said they finished */
+};
+
+static void post_receive(struct inbox* box)
+{
+    MPI_OK(MPI_Irecv(box->in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &box->request));
+}
+
+/* The receive completed with `status`: count its updates or its sender's end, then post
+ * the next one. */
+static void take(struct inbox* box, const MPI_Status* status)
+{
+    if (status->MPI_TAG == UPDATE_TAG) {
+        int count = 0;
+        MPI_Get_count(status, MPI_UINT64_T, &count);
+        box->updates += count;
+        for (int j = 0; j < count; ++j) box->checksum += (long)(box->in[j] % 1000003u);
+    } else {
+        CHECK(status->MPI_TAG == FINISHED_TAG, "unexpected tag %d", status->MPI_TAG);
+        --box->receiving;
+    }
+    post_receive(box);
+}
+
 static void random_access(int rank, int size, int updates)
 {
     uint64_t* buckets = calloc((size_t)size * MAX_PENDING, sizeof *buckets);
     int* filled = calloc((size_t)size, sizeof *filled);
     MPI_Request* finished = calloc((size_t)size, sizeof *finished);
-    uint64_t in[BATCH], out[BATCH], nothing = 0;
-    long sent = 0, received = 0, checksum_sent = 0, checksum_received = 0;
-    int receiving = size - 1, pending = 0, done = 0;
-    MPI_Request inreq, outreq = MPI_REQUEST_NULL;
+    uint64_t out[BATCH], nothing = 0;
+    long sent = 0, checksum_sent = 0;
+    int pending = 0, done = 0;
+    struct inbox box = {.receiving = size - 1};
+    MPI_Request outreq = MPI_REQUEST_NULL;
     MPI_Status status;
     uint64_t state = 0x9E3779B97F4A7C15ull * (uint64_t)(rank + 1);
 
-    MPI_OK(MPI_Irecv(in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &inreq));
+    post_receive(&box);
     for (int i = 0; i < updates || pending > 0;) {
         do {  /* take whatever arrived */
-            MPI_OK(MPI_Test(&inreq, &done, &status));
+            MPI_OK(MPI_Test(&box.request, &done, &status));
             if (!done) break;
-            if (status.MPI_TAG == UPDATE_TAG) {
-                int count = 0;
-                MPI_Get_count(&status, MPI_UINT64_T, &count);
-                received += count;
-                for (int j = 0; j < count; ++j) checksum_received += (long)(in[j] % 1000003u);
-            } else {
-                CHECK(status.MPI_TAG == FINISHED_TAG, "unexpected tag %d", status.MPI_TAG);
-                --receiving;
-            }
-            MPI_OK(MPI_Irecv(in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &inreq));
-        } while (receiving > 0);
+            take(&box, &status);
+        } while (box.receiving > 0);
         if (i < updates && pending < MAX_PENDING) {  /* prepare one update, locally */
             state = state * 6364136223846793005ull + 1442695040888963407ull;
             int target = (int)((state >> 33) % (uint64_t)size);
@@ -68,27 +89,19 @@ static void random_access(int rank, int size, int updates)
         finished[t] = MPI_REQUEST_NULL;
     for (int t = 0; t < size; ++t)
         if (t != rank) MPI_OK(MPI_Isend(&nothing, 0, MPI_UINT64_T, t, FINISHED_TAG, MPI_COMM_WORLD, &finished[t]));
-    while (receiving > 0) {
-        MPI_OK(MPI_Wait(&inreq, &status));
-        if (status.MPI_TAG == UPDATE_TAG) {
-            int count = 0;
-            MPI_Get_count(&status, MPI_UINT64_T, &count);
-            received += count;
-            for (int j = 0; j < count; ++j) checksum_received += (long)(in[j] % 1000003u);
-        } else {
-            --receiving;
-        }
-        MPI_OK(MPI_Irecv(in, BATCH, MPI_UINT64_T, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &inreq));
+    while (box.receiving > 0) {
+        MPI_OK(MPI_Wait(&box.request, &status));
+        take(&box, &status);
     }
     MPI_OK(MPI_Waitall(size, finished, MPI_STATUSES_IGNORE));
-    MPI_OK(MPI_Cancel(&inreq));
-    MPI_OK(MPI_Wait(&inreq, &status));
+    MPI_OK(MPI_Cancel(&box.request));
+    MPI_OK(MPI_Wait(&box.request, &status));
     int cancelled = 0;
     MPI_Test_cancelled(&status, &cancelled);
     CHECK(cancelled, "the last receive was not cancelled");
     MPI_OK(MPI_Wait(&outreq, MPI_STATUS_IGNORE));
 
-    long totals[4] = {sent, received, checksum_sent, checksum_received}, sums[4];
+    long totals[4] = {sent, box.updates, checksum_sent, box.checksum}, sums[4];
     MPI_Allreduce(totals, sums, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     CHECK(sums[0] == sums[1], "%ld updates sent, %ld received", sums[0], sums[1]);
     CHECK(sums[2] == sums[3], "checksums differ: sent %ld, received %ld", sums[2], sums[3]);
