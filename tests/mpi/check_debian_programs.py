@@ -11,7 +11,7 @@ PROGRAM is one of:
              scalapack-mpi-test), on a 2 x 2 process grid: 8 factorizations and solves
              (4 sizes, 2 block sizes; the package's LU.dat cut down), all passing their
              residual checks
-  lammps     LAMMPS (package lammps), a Lennard-Jones melt of 4000 atoms for 250 steps on 4
+  lammps     LAMMPS (package lammps), a Lennard-Jones melt of 2048 atoms for 250 steps on 4
              ranks (ghost atoms exchanged every step, neighbour lists rebuilt, thermo
              reductions): every thermo line printed, total energy conserved to 1 %
   hpcc       the HPC Challenge suite (package hpcc) on 4 ranks, a 2 x 2 grid and a small
@@ -71,16 +71,16 @@ def hpcc_input():
     return "\n".join(values) + "\n"
 
 
-# A Lennard-Jones melt in reduced units: an fcc lattice heated to T = 3 and run at
+# A Lennard-Jones melt in reduced units: an fcc lattice heated to T = 2.5 and run at
 # constant energy (NVE).
 LAMMPS_MELT = """units lj
 atom_style atomic
 lattice fcc 0.8442
-region box block 0 10 0 10 0 10
+region box block 0 8 0 8 0 8
 create_box 1 box
 create_atoms 1 box
 mass 1 1.0
-velocity all create 3.0 87287 loop geom
+velocity all create 2.5 5123 loop geom
 pair_style lj/cut 2.5
 pair_coeff 1 1 1.0 1.0 2.5
 neighbor 0.3 bin
@@ -102,8 +102,8 @@ def check_lammps(output):
     problems = []
     if abs(last - first) > 0.01 * abs(first):
         problems.append(f"total energy went from {first} to {last}")
-    if "on 4 procs for 250 steps with 4000 atoms" not in output:
-        problems.append("no 'Loop time ... on 4 procs for 250 steps with 4000 atoms' line")
+    if "on 4 procs for 250 steps with 2048 atoms" not in output:
+        problems.append("no 'Loop time ... on 4 procs for 250 steps with 2048 atoms' line")
     return problems
 
 
