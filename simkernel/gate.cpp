@@ -214,6 +214,16 @@ bool others_ran_on_yield()
     return activity != g_sim_activity;
 }
 
+// True when the simulation is quiet: other actors did not run when the gate yielded (a
+// proxy that begins a wait counts: the engine sets the wait's timeout only after the
+// proxy yields), every empty poll's proxy is in its wait (one still on its way may set a
+// timeout of its own, for an event queued but visible later), and no activity is under
+// way. The gate only looks for a stall then.
+bool quiet()
+{
+    return !others_ran_on_yield() && polls_settled() && !activity_pending();
+}
+
 // A stall: nothing is left to happen in the simulation but the deadlines of empty polls.
 // A real polling loop would go round at once, and the rank's own code between two polls
 // may be what moves the run on (a loop that tests a receive while it prepares its next
@@ -416,7 +426,7 @@ void gate_actor()
                 advance_until(polls);
                 continue;
             }
-            if (others_ran_on_yield() || activity_pending()) continue;  // not quiet yet
+            if (!quiet()) continue;
             end_polls_at_stall(kVainPollingWindow);
             continue;
         }
@@ -427,7 +437,7 @@ void gate_actor()
             sg4::this_actor::yield();
             continue;
         }
-        if (others_ran_on_yield()) continue;
+        if (!quiet()) continue;
         if (earliest_poll_deadline() >= 0) {  // the ranks outside may be waiting for the polling ones
             end_polls_at_stall(ctx.config.outside_deadlock_timeout);
             continue;

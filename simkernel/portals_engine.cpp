@@ -314,8 +314,13 @@ private:
     // Returns true when PtlAbort interrupted the wait.
     bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
+        // The wait's timeout exists once the engine has handled the wait, after this
+        // actor yields: a gate that ran in the same round must look again.
+        p_.waiting = true;
+        ++g_sim_activity;
         if (deadline < 0) p_.activity->wait(lock);
         else if (deadline > sg4::Engine::get_clock()) p_.activity->wait_until(lock, deadline);
+        p_.waiting = false;
         return std::exchange(p_.abort_requested, false);
     }
 
@@ -1312,6 +1317,14 @@ double earliest_poll_deadline()
     for (const auto& p : g_portals)
         if (poll_pending(*p) && (earliest < 0 || p->poll_until < earliest)) earliest = p->poll_until;
     return earliest;
+}
+
+bool polls_settled()
+{
+    if (g_polls_in_progress == 0) return true;
+    for (const auto& p : g_portals)
+        if (poll_pending(*p) && !p->waiting) return false;
+    return true;
 }
 
 void end_polls(double date)

@@ -37,6 +37,9 @@ extern uint64_t g_vain_polls;
 // polls, is then the only thing that can move the run on).
 // The earliest deadline of the empty polls in progress (< 0: none).
 double earliest_poll_deadline();
+// True when every empty poll in progress has its proxy waiting, not still on its way to
+// the wait (where it may yet set a timeout of its own: an event queued, visible later).
+bool polls_settled();
 // Ends the empty polls whose deadline is at or before `date` (+infinity: all of them).
 void end_polls(double date);
 

@@ -138,6 +138,10 @@ struct RankPortals {
     // and whether the gate ended that poll.
     double poll_until = -1.0;
     bool poll_ended = false;
+    // The proxy is in its wait (timed or not) rather than still on its way to it: until it
+    // is, the gate cannot tell whether the poll will set a timeout of its own (an event
+    // already queued but visible later), so it is no stall yet.
+    bool waiting = false;
     // Arrivals (events written, counters changed), with the date the last one becomes
     // visible: an empty poll's fast-forward ends when anything arrives for the rank, in
     // any queue, since the polling loop would notice it on its next round.
