@@ -12,12 +12,17 @@ namespace s4bxi::interpose {
 // deadline) would then spin for ever. After kReadings readings of the same value with no
 // request between them, the rank is taken to wait for time to pass: the reading first
 // sleeps in simulated time, by steps that grow with the time spent spinning so far, as
-// the fast-forward of empty polls does (docs/time.md, "Clock-spinning loops").
+// the fast-forward of empty polls does, up to kLongestStep (docs/time.md, "Clock-spinning
+// loops"). The cap matters for programs that read the clock often for their own reasons
+// without waiting on it, with no request for a long while: FFTW's planner reads
+// gettimeofday between its measurements (GROMACS plans its FFTs at start-up). Unbounded,
+// steps that each add an eighth of the spin so far grew geometrically, to 10^9 s.
 class ClockSpin {
 public:
     static constexpr uint32_t kReadings = 1000;
     static constexpr double kFirstStep = 1e-6;     // simulated seconds
     static constexpr double kStepFraction = 0.125;  // of the time spent spinning so far
+    static constexpr double kLongestStep = 100e-6;  // simulated seconds
 
     // A reading of `now` (simulated seconds) while the rank's last request is number
     // `request`; returns the simulated sleep to take before answering it (0: none).
@@ -33,7 +38,7 @@ public:
         if (++count_ < kReadings) return 0.0;
         count_ = 0;
         if (spin_start_ < 0) spin_start_ = now;
-        return std::max(kFirstStep, kStepFraction * (now - spin_start_));
+        return std::clamp(kStepFraction * (now - spin_start_), kFirstStep, kLongestStep);
     }
 
     // The sleep reading() asked for was taken, and was request number `request`.

@@ -37,22 +37,47 @@ TEST_CASE("a request or a new value between readings is no spin")
         CHECK(read_times(spin, 1.0 + step * 1e-3, 9, ClockSpin::kReadings) == 0.0);
 }
 
-TEST_CASE("the steps of one spin grow with the time spent spinning")
+namespace {
+
+// Spins for `steps` sleeps from `now`, checking each step; returns the date reached.
+double spin_for(ClockSpin& spin, double now, uint32_t& request, int steps)
 {
-    ClockSpin spin;
-    double now = 10.0;
-    uint32_t request = 3;
     double start = now;
     spin.reading(now, request);
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < steps; ++i) {
         double sleep = read_times(spin, now, request, ClockSpin::kReadings);
-        REQUIRE(sleep == std::max(ClockSpin::kFirstStep, ClockSpin::kStepFraction * (now - start)));
+        double expected = std::min(ClockSpin::kLongestStep,
+                                   std::max(ClockSpin::kFirstStep, ClockSpin::kStepFraction * (now - start)));
+        REQUIRE(sleep == expected);
         spin.slept(++request);  // the sleep is a request of its own
         now += sleep;
-        CHECK(spin.reading(now, request) == 0.0);  // the clock moved: counting starts again
+        REQUIRE(spin.reading(now, request) == 0.0);  // the clock moved: counting starts again
     }
-    // 200 steps of 1 us, growing by 1/8 once past 8 us: far more than a second of spin.
-    CHECK(now - start > 1.0);
+    return now;
+}
+
+}  // namespace
+
+TEST_CASE("the steps of one spin grow with the time spent spinning, up to kLongestStep")
+{
+    ClockSpin spin;
+    uint32_t request = 3;
+    // 8 steps of 1 us, then growing by 1/8: steps reach 100 us once the spin passes 800 us,
+    // after 8 + ln(800/8)/ln(9/8), about 47 steps; the 33 after that are 100 us each.
+    double reached = spin_for(spin, 10.0, request, 80);
+    CHECK(reached - 10.0 > 800e-6 + 32 * ClockSpin::kLongestStep);
+    CHECK(reached - 10.0 < 900e-6 + 34 * ClockSpin::kLongestStep);
+}
+
+TEST_CASE("a spin that never ends advances the clock by kLongestStep per kReadings readings at most")
+{
+    // A program that reads the clock for its own reasons and never waits on it (FFTW's
+    // planner between measurements): 10 000 steps, 10^7 readings, one second at most.
+    ClockSpin spin;
+    uint32_t request = 1;
+    double reached = spin_for(spin, 0.0, request, 10000);
+    CHECK(reached <= 10000 * ClockSpin::kLongestStep);
+    CHECK(reached > 9000 * ClockSpin::kLongestStep);
 }
 
 TEST_CASE("a request of the program's own ends the spin: the next one starts from the first step")
