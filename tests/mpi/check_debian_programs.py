@@ -22,8 +22,15 @@ PROGRAM is one of:
   hpcc-ppn2  the same with two ranks per simulated node (--ppn 2): the ranks of a node share
              its NIC and PCIe link, and the run's timing differs from hpcc's in ways that
              once left a rank polling for an event already queued but visible later
+  mumps      MUMPS's simple test (package mumps-test), a 5 x 5 system factorised and solved
+             on 4 ranks, its input on mpirun's standard input: the solution is 1 2 3 4 5
+  gromacs    GROMACS's gmx_mpi (package gromacs): 100 steps of a box of 1696 SPC waters
+             (prepared with the serial gmx, outside the simulation) with PME, on 4 ranks;
+             the run finishes, conserves its energy to 0.1 %, holds 300 K, and its
+             simulated makespan stays under 0.2 s (FFTW plans its FFTs by timing them)
 
-Both also require that every rank sent messages over the simulated Portals network.
+Each run also requires that every rank sent messages over the simulated Portals network
+and ran on the simulated node --ppn puts it on.
 Exit status 0 (pass), 1 (fail), 77 (the package, mpirun or the components missing).
 """
 import json
@@ -129,91 +136,227 @@ def check_hpcc(output):
     return problems
 
 
+# GROMACS: a box of SPC water (two tiles of the package's equilibrated spc216.gro each
+# way), 100 steps of 2 fs with PME electrostatics and a thermostat at 300 K; its FFTs are
+# planned with FFTW_MEASURE at start-up.
+GROMACS_BOX_NM = 3.72412
+GROMACS_MDP = """integrator = md
+dt = 0.002
+nsteps = 100
+cutoff-scheme = Verlet
+nstlist = 10
+rcoulomb = 0.9
+rvdw = 0.9
+coulombtype = PME
+tcoupl = v-rescale
+tc-grps = System
+tau-t = 0.1
+ref-t = 300
+constraints = h-bonds
+nstenergy = 25
+nstlog = 25
+gen-vel = yes
+gen-temp = 300
+gen-seed = 4711
+"""
+# A loose bound on the simulated makespan: 100 steps of a few thousand atoms under the zero
+# CPU model are the network's time alone (about 11 MiB per rank, a few milliseconds at the
+# links' 11 GB/s), and FFTW's planning adds at most 100 us per 1000 clock readings
+# (docs/time.md). Clock-spin steps that grew without bound took it to 1.7 s on this input,
+# and to 10^9 s on a smaller box.
+GROMACS_MAX_MAKESPAN = 0.2
+MUMPS_TESTS = Path("/usr/lib/mumps")
+
+
+def prepare_gromacs(directory):
+    """Writes md.tpr with Debian's serial gmx (outside the simulation); returns None, or
+    why it could not."""
+    def gmx(*args):
+        run = subprocess.run(["gmx", "-quiet", *args], cwd=directory, capture_output=True, text=True)
+        return None if run.returncode == 0 else f"gmx {args[0]} failed: {run.stderr[-2000:]}"
+    box = [str(GROMACS_BOX_NM)] * 3
+    problem = gmx("solvate", "-cs", "spc216.gro", "-box", *box, "-o", "water.gro")
+    if problem:
+        return problem
+    atoms = len(Path(directory, "water.gro").read_text().splitlines()) - 3
+    Path(directory, "topol.top").write_text('#include "oplsaa.ff/forcefield.itp"\n#include "oplsaa.ff/spc.itp"\n'
+                                            f"[ system ]\nwater\n[ molecules ]\nSOL {atoms // 3}\n")
+    Path(directory, "md.mdp").write_text(GROMACS_MDP)
+    return gmx("grompp", "-f", "md.mdp", "-c", "water.gro", "-p", "topol.top", "-o", "md.tpr")
+
+
+def check_gromacs(log):
+    """Problems in GROMACS's md.log (an empty list when the run finished with its energy
+    conserved and its temperature held)."""
+    if "Finished mdrun" not in log:
+        return ["md.log does not say Finished mdrun"]
+    log = log.split("A V E R A G E S")[0]
+    rows = re.findall(r"Total Energy  Conserved En\.    Temperature.*\n\s*(\S+)\s+(\S+)\s+(\S+)", log)
+    if len(rows) != 5:
+        return [f"{len(rows)} energy rows in md.log, expected 5 (steps 0 to 100 by 25)"]
+    conserved = [float(r[1]) for r in rows]
+    problems = []
+    if max(conserved) - min(conserved) > 1e-3 * abs(conserved[0]):
+        problems.append(f"conserved energy moved by more than 0.1 %: {conserved}")
+    temperature = float(rows[-1][2])
+    if not 270.0 < temperature < 330.0:
+        problems.append(f"temperature {temperature} K at the last step, thermostat at 300 K")
+    return problems
+
+
+def check_mumps(output):
+    """Problems in MUMPS's simple test output (its solution should be 1 2 3 4 5)."""
+    found = re.search(r"Solution is\s+((?:\S+\s+){5})", output)
+    if not found:
+        return ["no 'Solution is' line"]
+    solution = [float(x) for x in found.group(1).split()]
+    if any(abs(x - expected) > 1e-9 for x, expected in zip(solution, range(1, 6))):
+        return [f"solution {solution}, expected 1 2 3 4 5"]
+    return []
+
+
+def check_scalapack(output):
+    passed = re.search(r"(\d+) tests completed and passed residual checks", output)
+    failed = re.search(r"(\d+) tests completed and failed residual checks", output)
+    if not passed or int(passed.group(1)) != 8 or not failed or int(failed.group(1)) != 0:
+        return ["ScaLAPACK did not report 8 passed and 0 failed tests"]
+    return []
+
+
+def check_mpi4py(output):
+    ok = set(re.findall(r"rank (\d) of 4 on node(\d): ok", output))
+    if ok != {(str(r), str(r)) for r in range(4)}:
+        return [f"ranks that reported ok from their own node: {sorted(ok)}"]
+    return []
+
+
+def mpi4py_missing():
+    if subprocess.run([str(DEBIAN_PYTHON), "-c", "import mpi4py"], capture_output=True).returncode != 0:
+        return "Debian's python3-mpi4py is not installed"
+    return None
+
+
+def missing_file(path, package):
+    return None if Path(path).exists() else f"{path} is missing (package {package})"
+
+
+def missing_command(command, package):
+    return None if shutil.which(command) else f"{command} is not installed (package {package})"
+
+
+def writes(name, text):
+    """A program's preparation that writes one input file, text() into `name`."""
+    def prepare(directory):
+        Path(directory, name).write_text(text())
+    return prepare
+
+
+def check_hpcc_output(directory):
+    output = Path(directory, "hpccoutf.txt").read_text()
+    problems = check_hpcc(output)
+    if problems:
+        print("--- hpccoutf.txt (end) ---\n" + output[-3000:])
+    return problems
+
+
+def hpcc_program(ppn):
+    return {
+        "missing": lambda: missing_command("hpcc", "hpcc"),
+        "prepare": writes("hpccinf.txt", hpcc_input),
+        "command": lambda root: ["mpirun", "-np", "4", "hpcc"],
+        "check": lambda out, d: check_hpcc_output(d),
+        "ppn": ppn,
+    }
+
+
+# For each program: what it needs, its input (prepare returns None or a problem), its
+# command line, how its results are checked, and how many ranks run on each node.
+PROGRAMS = {
+    "mpi4py": {
+        "missing": mpi4py_missing,
+        "command": lambda root: ["mpirun", "-np", "4", str(DEBIAN_PYTHON), str(root / "tests/mpi/mpi4py_exchange.py")],
+        "check": lambda out, d: check_mpi4py(out),
+    },
+    "scalapack": {
+        "missing": lambda: missing_file(SCALAPACK_TESTS / "xdlu", "scalapack-mpi-test"),
+        "prepare": writes("LU.dat", lambda: cut_down_lu_input(SCALAPACK_TESTS / "LU.dat")),
+        "command": lambda root: ["mpiexec", "-n", "4", str(SCALAPACK_TESTS / "xdlu")],
+        "check": lambda out, d: check_scalapack(out),
+    },
+    "lammps": {
+        "missing": lambda: missing_command("lmp", "lammps"),
+        "prepare": writes("in.melt", lambda: LAMMPS_MELT),
+        "command": lambda root: ["mpirun", "-np", "4", "lmp", "-in", "in.melt", "-log", "none"],
+        "check": lambda out, d: check_lammps(out),
+    },
+    "hpcc": hpcc_program(1),
+    "hpcc-ppn2": hpcc_program(2),
+    "mumps": {
+        "missing": lambda: missing_file(MUMPS_TESTS / "dsimpletest", "mumps-test"),
+        "command": lambda root: ["mpirun", "-np", "4", str(MUMPS_TESTS / "dsimpletest")],
+        "stdin": MUMPS_TESTS / "input_simpletest_real",
+        "check": lambda out, d: check_mumps(out),
+    },
+    "gromacs": {
+        "missing": lambda: missing_command("gmx", "gromacs") or missing_command("gmx_mpi", "gromacs"),
+        "prepare": prepare_gromacs,
+        "command": lambda root: ["mpirun", "-np", "4", "gmx_mpi", "-quiet", "mdrun", "-s", "md.tpr", "-deffnm", "md",
+                                 "-ntomp", "1"],
+        "check": lambda out, d: check_gromacs(Path(d, "md.log").read_text()),
+        "max_makespan": GROMACS_MAX_MAKESPAN,
+    },
+}
+
+
+def run_program(launcher, source_root, program, directory):
+    """Runs the program under s4bxi-launch; returns (problems, summary)."""
+    problem = program.get("prepare", lambda d: None)(directory)
+    if problem:
+        return [problem], None
+    summary_path = os.path.join(directory, "run.json")
+    ppn = program.get("ppn", 1)
+    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--summary", summary_path,
+               "--ppn", str(ppn), "--"] + program["command"](source_root)
+    print("$", " ".join(command), flush=True)
+    with open(program.get("stdin", os.devnull)) as stdin:
+        run = subprocess.run(command, env=launch_environment(), cwd=directory, stdin=stdin, capture_output=True,
+                             text=True, timeout=300)
+    print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
+    if run.returncode != 0:
+        return [f"status {run.returncode}"], None
+    summary = json.load(open(summary_path))
+    problems = []
+    quiet = [r["rank"] for r in summary["ranks"] if r["messages_sent"] == 0]
+    if summary["status"] != "ok" or summary["world_size"] != 4 or quiet:
+        problems.append(f"run summary {summary['status']}, {summary['world_size']} ranks, ranks {quiet} sent "
+                        "nothing over simulated Portals")
+    nodes = [r["node"] for r in sorted(summary["ranks"], key=lambda r: r["rank"])]
+    expected_nodes = [f"node{rank // ppn}" for rank in range(4)]
+    if nodes != expected_nodes:
+        problems.append(f"ranks 0 to 3 ran on {nodes}, not {expected_nodes}")
+    if summary["makespan"] > program.get("max_makespan", float("inf")):
+        problems.append(f"simulated makespan {summary['makespan']} s, more than {program['max_makespan']} s")
+    problems += program["check"](run.stdout, directory)
+    return problems, summary
+
+
 def main():
-    launcher, source_root, program = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3]
-    if not shutil.which("mpirun"):
-        print("SKIP: mpirun not found")
-        return SKIP
-    missing = missing_components(launcher)
+    launcher, source_root, name = Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve(), sys.argv[3]
+    program = PROGRAMS.get(name)
+    if program is None:
+        print(f"check_debian_programs.py: unknown program {name} (known: {', '.join(PROGRAMS)})", file=sys.stderr)
+        return 2
+    missing = None if shutil.which("mpirun") else "mpirun not found"
+    missing = missing or missing_components(launcher) or program["missing"]()
     if missing:
         print(f"SKIP: {missing}")
         return SKIP
-    env = launch_environment()
-    launch_options = []
-    with tempfile.TemporaryDirectory() as d:
-        if program == "mpi4py":
-            if subprocess.run([str(DEBIAN_PYTHON), "-c", "import mpi4py"], capture_output=True).returncode != 0:
-                print("SKIP: Debian's python3-mpi4py is not installed")
-                return SKIP
-            command = ["mpirun", "-np", "4", str(DEBIAN_PYTHON), str(source_root / "tests/mpi/mpi4py_exchange.py")]
-        elif program == "scalapack":
-            if not (SCALAPACK_TESTS / "xdlu").exists():
-                print("SKIP: ScaLAPACK's tests are not installed (package scalapack-mpi-test)")
-                return SKIP
-            Path(d, "LU.dat").write_text(cut_down_lu_input(SCALAPACK_TESTS / "LU.dat"))
-            command = ["mpiexec", "-n", "4", str(SCALAPACK_TESTS / "xdlu")]
-        elif program == "lammps":
-            if not shutil.which("lmp"):
-                print("SKIP: LAMMPS is not installed (package lammps)")
-                return SKIP
-            Path(d, "in.melt").write_text(LAMMPS_MELT)
-            command = ["mpirun", "-np", "4", "lmp", "-in", "in.melt", "-log", "none"]
-        elif program in ("hpcc", "hpcc-ppn2"):
-            if not shutil.which("hpcc"):
-                print("SKIP: HPCC is not installed (package hpcc)")
-                return SKIP
-            Path(d, "hpccinf.txt").write_text(hpcc_input())
-            command = ["mpirun", "-np", "4", "hpcc"]
-            if program == "hpcc-ppn2":
-                launch_options = ["--ppn", "2"]
-        else:
-            print(f"check_debian_programs.py: unknown program {program}", file=sys.stderr)
-            return 2
-        summary_path = os.path.join(d, "run.json")
-        command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--summary", summary_path,
-                   *launch_options, "--"] + command
-        print("$", " ".join(command), flush=True)
-        run = subprocess.run(command, env=env, cwd=d, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                             timeout=300)
-        print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
-        if run.returncode != 0:
-            print(f"FAIL: status {run.returncode}", file=sys.stderr)
-            return 1
-        summary = json.load(open(summary_path))
-        hpcc_output = Path(d, "hpccoutf.txt").read_text() if program.startswith("hpcc") else ""
-    quiet = [r["rank"] for r in summary["ranks"] if r["messages_sent"] == 0]
-    if summary["status"] != "ok" or summary["world_size"] != 4 or quiet:
-        print(f"FAIL: run summary {summary['status']}, {summary['world_size']} ranks, ranks {quiet} sent nothing "
-              "over simulated Portals", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as directory:
+        problems, summary = run_program(launcher, source_root, program, directory)
+    if problems:
+        print(f"FAIL: {name}: " + "; ".join(problems), file=sys.stderr)
         return 1
-    nodes = [r["node"] for r in sorted(summary["ranks"], key=lambda r: r["rank"])]
-    expected_nodes = ["node0", "node0", "node1", "node1"] if program == "hpcc-ppn2" else [f"node{i}" for i in range(4)]
-    if nodes != expected_nodes:
-        print(f"FAIL: ranks 0 to 3 ran on {nodes}, not {expected_nodes}", file=sys.stderr)
-        return 1
-    if program == "mpi4py":
-        ok = set(re.findall(r"rank (\d) of 4 on node(\d): ok", run.stdout))
-        if ok != {(str(r), str(r)) for r in range(4)}:
-            print(f"FAIL: ranks that reported ok from their own node: {sorted(ok)}", file=sys.stderr)
-            return 1
-    elif program == "lammps":
-        problems = check_lammps(run.stdout)
-        if problems:
-            print("FAIL: LAMMPS: " + "; ".join(problems), file=sys.stderr)
-            return 1
-    elif program.startswith("hpcc"):
-        problems = check_hpcc(hpcc_output)
-        if problems:
-            print("FAIL: HPCC: " + "; ".join(problems) + "\n--- hpccoutf.txt (end) ---\n" + hpcc_output[-3000:],
-                  file=sys.stderr)
-            return 1
-    else:
-        passed = re.search(r"(\d+) tests completed and passed residual checks", run.stdout)
-        failed = re.search(r"(\d+) tests completed and failed residual checks", run.stdout)
-        if not passed or int(passed.group(1)) != 8 or not failed or int(failed.group(1)) != 0:
-            print("FAIL: ScaLAPACK did not report 8 passed and 0 failed tests", file=sys.stderr)
-            return 1
-    print(f"ok: {program}, simulated makespan {summary['makespan']:.6f} s, {summary['portals_ops']} Portals operations")
+    print(f"ok: {name}, simulated makespan {summary['makespan']:.6f} s, {summary['portals_ops']} Portals operations")
     return 0
 
 
