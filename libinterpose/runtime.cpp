@@ -29,6 +29,7 @@
 #include "s4bxi/brief_wait.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "s4bxi/mirror.hpp"
+#include "s4bxi/slot_futex.hpp"
 #include "seccomp_filter.hpp"
 #include "time_math.hpp"
 
@@ -70,11 +71,6 @@ std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_mo
     int n = snprintf(buffer, sizeof buffer, "s4bxi: rank %d: %s\n", g_state.rank, what);
     if (n > 0) (void)!write(STDERR_FILENO, buffer, static_cast<size_t>(n) < sizeof buffer ? n : sizeof buffer - 1);
     _exit(70);
-}
-
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
-{
-    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
 }
 
 // First of the usual rank variables that is set, or -1.
@@ -581,7 +577,7 @@ void claim_slot()
                                         std::memory_order_acquire, std::memory_order_relaxed)) {
         if (seen != idle) {
             timespec timeout{0, 1000000};
-            futex(&state, FUTEX_WAIT, seen, &timeout);
+            sleep_on_slot_state(*g_state.slot, seen, &timeout);
         }
         seen = idle;
     }
@@ -627,7 +623,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     brief_wait([&] { return slot.state.load(std::memory_order_acquire) == replied; });
     while (slot.state.load(std::memory_order_acquire) != replied) {
         timespec timeout{1, 0};
-        futex(&slot.state, FUTEX_WAIT, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);
+        sleep_on_slot_state(slot, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);
         if (slot.state.load(std::memory_order_acquire) != replied && !server_alive())
             fatal("the simulation server is gone; stopping");
     }

@@ -13,14 +13,10 @@
 
 #include "s4bxi/brief_wait.hpp"
 #include "s4bxi/mirror.hpp"
+#include "s4bxi/slot_futex.hpp"
 
 namespace s4bxi::sim {
 namespace {
-
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
-{
-    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
-}
 
 // `bytes` of zeroed shared memory, with T constructed at its start.
 template <class T>
@@ -71,10 +67,9 @@ uint32_t wait_doorbell(wire::Doorbell& doorbell, uint32_t seen, double timeout_s
 
 void publish_reply(wire::Slot& slot)
 {
-    slot.state.store(static_cast<uint32_t>(wire::SlotState::Replied), std::memory_order_release);
-    // All waiters: the thread that made the request, and any other thread of the rank
+    // All sleepers: the thread that made the request, and any other thread of the rank
     // waiting to claim the slot after it.
-    futex(&slot.state, FUTEX_WAKE, INT_MAX, nullptr);
+    set_slot_state_and_wake(slot, wire::SlotState::Replied);
 }
 
 }  // namespace s4bxi::sim

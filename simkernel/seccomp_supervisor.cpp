@@ -21,6 +21,7 @@
 #include <deque>
 
 #include "../libinterpose/time_math.hpp"
+#include "s4bxi/slot_futex.hpp"
 #include "thread_cpu_clock.hpp"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
@@ -32,11 +33,6 @@ namespace s4bxi::sim {
 using namespace s4bxi::timemath;
 
 namespace {
-
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout)
-{
-    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
-}
 
 int64_t host_monotonic_ns()
 {
@@ -179,7 +175,7 @@ bool simulated_sleep(Entry& e, double seconds)
     while (slot.state.load(std::memory_order_acquire) == posted) {
         if (e.stop.load()) return false;
         timespec timeout{0, 100'000'000};
-        futex(&slot.state, FUTEX_WAIT, posted, &timeout);
+        sleep_on_slot_state(slot, posted, &timeout);
     }
     double sim_time = slot.reply.sim_time;
     uint64_t bits;

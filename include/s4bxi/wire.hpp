@@ -138,7 +138,7 @@ struct Reply {
 // The page mapped by the rank and the server. `state` is the futex word the rank waits on.
 struct alignas(64) Slot {
     std::atomic<uint32_t> state;  // SlotState
-    uint32_t pad;
+    std::atomic<uint32_t> sleepers;  // threads in a futex wait on `state` (slot_futex.hpp)
     // Written by the rank right after it reads a reply: its thread CPU clock at that
     // instant, so that the server can compute the rank's virtual clock on its own
     // (seccomp notifications of direct time syscalls).
