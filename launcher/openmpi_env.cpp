@@ -31,7 +31,8 @@ std::vector<OpenMpiSetting> open_mpi_settings(const std::string& components, con
             {"OMPI_MCA_pml", "cm", false, "point-to-point through an MTL"},
             {"OMPI_MCA_mtl", "portals4", false, "the MTL is Portals 4, i.e. the simulated network"},
             {"OMPI_MCA_btl", "self,tcp", false, "no vader/sm: shared memory would bypass the simulation"},
-            {"OMPI_MCA_osc", "portals4", false, "one-sided operations over simulated Portals"},
+            {"OMPI_MCA_osc", "portals4,sm", false,
+             "one-sided over simulated Portals; sm only for windows within one simulated node"},
             {"OMPI_MCA_coll", "^portals4", false, "coll/portals4 reduces MPI_LONG bytewise (Open MPI 4.1 bug)"},
             {"OMPI_MCA_rmaps_base_oversubscribe", "true", false, "more ranks than host cores is normal here"},
         };

@@ -5,8 +5,7 @@
 // through RTLD_NEXT. Processes that are not ranks (mpirun, its daemons) and the ranks'
 // other threads go straight to libpmix.
 //
-// The PMIx types are declared here with their ABI (PMIx 2 to 4), not included: only
-// pmix_proc_t is looked into; the rest passes through untouched.
+// Only pmix_proc_t is looked into (pmix_abi.hpp); the rest passes through untouched.
 #include <dlfcn.h>
 
 #include <cstddef>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "outside_episode.hpp"
+#include "pmix_abi.hpp"
 #include "runtime.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
@@ -23,20 +23,11 @@ namespace outside = s4bxi::interpose::outside;
 
 namespace {
 
-using pmix_status_t = int;
-struct pmix_proc_t {
-    char nspace[256];  // PMIX_MAX_NSLEN + 1
-    uint32_t rank;
-};
-struct pmix_info_t;
+using namespace s4bxi::interpose::pmix;
 using pmix_op_cbfunc_t = void (*)(pmix_status_t status, void* cbdata);
 using pmix_hdlr_reg_cbfunc_t = void (*)(pmix_status_t status, size_t reference, void* cbdata);
 using pmix_notification_fn_t = void (*)();  // passed through
 
-constexpr pmix_status_t kPmixSuccess = 0;
-constexpr pmix_status_t kPmixError = -1;
-constexpr uint32_t kPmixRankWildcard = UINT32_MAX - 1;
-constexpr uint32_t kPmixRankValid = UINT32_MAX - 50;  // PMIX_RANK_VALID: ranks below it are ranks
 
 template <class Function>
 Function next(const char* name)

@@ -445,6 +445,11 @@ int rank_id()
     return g_state.rank;
 }
 
+int ranks_per_node()
+{
+    return g_state.active ? g_state.welcome.ranks_per_node : 0;
+}
+
 int world_size()
 {
     return g_state.active ? g_state.welcome.world_size : 0;

@@ -38,6 +38,10 @@ int rank_id();
 // Ranks in the run, as the server counts them at registration (0 when not a rank).
 int world_size();
 
+// Ranks per simulated node (--ppn): ranks r and s share a node when r / ppn == s / ppn
+// (0 when not a rank).
+int ranks_per_node();
+
 // True in a rank that s4bxi-launch started itself (spawn mode: its rank came from
 // S4BXI_RANK), which has no other process manager: the PMI-1 entry points serve it.
 bool launched_rank();

@@ -50,6 +50,7 @@ wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count)
     welcome.cpu_threshold = config.cpu_threshold;
     welcome.epoch = config.epoch;
     welcome.world_size = config.world_size;
+    welcome.ranks_per_node = config.ppn;
     std::snprintf(welcome.node_name, sizeof welcome.node_name, "%s", rank.node_name.c_str());
     return welcome;
 }

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 6;
+inline constexpr uint32_t kVersion = 7;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -43,8 +43,8 @@ struct Welcome {
     double cpu_factor;
     double cpu_threshold;  // seconds; compute below it is ignored
     double epoch;          // seconds since 1970 at simulated time 0 (for CLOCK_REALTIME)
-    int32_t world_size;    // ranks in the run (PMI_Get_size)
-    int32_t reserved;
+    int32_t world_size;      // ranks in the run (PMI_Get_size)
+    int32_t ranks_per_node;  // --ppn: ranks r of one node are those with the same r / ranks_per_node
     char node_name[kNameBytes];
     char reason[256];
 };

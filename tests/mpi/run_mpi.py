@@ -4,8 +4,8 @@
 usage: run_mpi.py LAUNCHER PROGRAM_DIR SOURCE_ROOT CASE [--skip REASON] [--repeat N]
 
 CASE is PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE, e.g. p2p:portals:4:1, or
-determinism:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE. PROGRAM is p2p, coll, rma, threads or
-progress (mpi_p2p, mpi_coll, mpi_rma, mpi_threads, mpi_progress). The configurations (explicit --mca options):
+determinism:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE. PROGRAM is p2p, coll, rma, threads,
+progress or node (mpi_p2p, mpi_coll, mpi_rma, mpi_threads, mpi_progress, mpi_node). The configurations (explicit --mca options):
 
   default     nothing but `mpirun -np N program`: the launcher's own Open MPI settings
               (docs/openmpi.md), which users get; the run must move its data over
