@@ -24,6 +24,8 @@ PROGRAM is one of:
              once left a rank polling for an event already queued but visible later
   mumps      MUMPS's simple test (package mumps-test), a 5 x 5 system factorised and solved
              on 4 ranks, its input on mpirun's standard input: the solution is 1 2 3 4 5
+  nwchem     NWChem (package nwchem-openmpi, ARMCI over MPI with a progress rank): the SCF
+             energy of water in 6-31G* on 4 ranks equals a native one-rank run's to 1e-7
   gromacs    GROMACS's gmx_mpi (package gromacs): 100 steps of a box of 1696 SPC waters
              (prepared with the serial gmx, outside the simulation) with PME, on 4 ranks;
              the run finishes, conserves its energy to 0.1 %, holds 300 K, and its
@@ -167,6 +169,60 @@ gen-seed = 4711
 GROMACS_MAX_MAKESPAN = 0.2
 MUMPS_TESTS = Path("/usr/lib/mumps")
 
+# NWChem: the SCF energy of a water molecule in the 6-31G* basis, on 4 ranks under the
+# simulation, against the same input run natively on one rank.
+NWCHEM_INPUT = """start h2o
+title "water SCF"
+geometry units angstroms
+  O  0.000  0.000  0.000
+  H  0.757  0.586  0.000
+  H -0.757  0.586  0.000
+end
+basis
+  * library 6-31g*
+end
+scf
+  thresh 1e-8
+end
+task scf energy
+"""
+NWCHEM_TOLERANCE = 1e-7  # hartree: the SCF converges its energy far below this
+NWCHEM_ENERGY = re.compile(r"Total SCF energy =\s+(-?\d+\.\d+)")
+
+
+def native_environment():
+    """The test's environment for a native mpirun (as root, mpirun wants to be told)."""
+    env = launch_environment()
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return env
+
+
+def prepare_nwchem(directory):
+    """Writes h2o.nw, and the energy of a native one-rank run into native_energy; returns
+    None, or why it could not."""
+    Path(directory, "h2o.nw").write_text(NWCHEM_INPUT)
+    native = Path(directory, "native")
+    native.mkdir()
+    Path(native, "h2o.nw").write_text(NWCHEM_INPUT)
+    run = subprocess.run(["mpirun", "-np", "1", "nwchem.openmpi", "h2o.nw"], cwd=native, env=native_environment(),
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    found = NWCHEM_ENERGY.search(run.stdout)
+    if run.returncode != 0 or not found:
+        return f"the native one-rank NWChem run failed (status {run.returncode}): {run.stdout[-1500:]}{run.stderr[-1500:]}"
+    Path(directory, "native_energy").write_text(found.group(1))
+    return None
+
+
+def check_nwchem(output, directory):
+    found = NWCHEM_ENERGY.search(output)
+    if not found:
+        return ["no 'Total SCF energy' line"]
+    native = float(Path(directory, "native_energy").read_text())
+    if abs(float(found.group(1)) - native) > NWCHEM_TOLERANCE:
+        return [f"SCF energy {found.group(1)} hartree, {native} natively on one rank"]
+    return []
+
 
 def prepare_gromacs(directory):
     """Writes md.tpr with Debian's serial gmx (outside the simulation); returns None, or
@@ -296,6 +352,12 @@ PROGRAMS = {
         "command": lambda root: ["mpirun", "-np", "4", str(MUMPS_TESTS / "dsimpletest")],
         "stdin": MUMPS_TESTS / "input_simpletest_real",
         "check": lambda out, d: check_mumps(out),
+    },
+    "nwchem": {
+        "missing": lambda: missing_command("nwchem.openmpi", "nwchem-openmpi"),
+        "prepare": prepare_nwchem,
+        "command": lambda root: ["mpirun", "-np", "4", "nwchem.openmpi", "h2o.nw"],
+        "check": check_nwchem,
     },
     "gromacs": {
         "missing": lambda: missing_command("gmx", "gromacs") or missing_command("gmx_mpi", "gromacs"),
