@@ -25,8 +25,8 @@ PROGRAM is one of:
   mumps      MUMPS's simple test (package mumps-test), a 5 x 5 system factorised and solved
              on 4 ranks, its input on mpirun's standard input: the solution is 1 2 3 4 5
   nwchem     NWChem (package nwchem-openmpi; Global Arrays over ARMCI-MPI, MPI-3 one-sided
-             operations): the SCF
-             energy of water in 6-31G* on 4 ranks equals a native one-rank run's to 1e-7
+             operations): the SCF energy of water in 6-31G* on 4 ranks equals a native
+             one-rank run's to 1e-7 hartree
   gromacs    GROMACS's gmx_mpi (package gromacs): 100 steps of a box of 1696 SPC waters
              (prepared with the serial gmx, outside the simulation) with PME, on 4 ranks;
              the run finishes, conserves its energy to 0.1 %, holds 300 K, and its
