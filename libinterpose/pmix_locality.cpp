@@ -16,13 +16,13 @@
 // RTLD_NEXT.
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
 
+#include "node_layout.hpp"
 #include "pmix_abi.hpp"
 #include "runtime.hpp"
 
@@ -31,6 +31,7 @@
 namespace {
 
 using namespace s4bxi::interpose::pmix;
+using s4bxi::interpose::NodeLayout;
 
 // pmix_value_t: a 16-bit type, then a union whose largest members (pmix_envar_t, two
 // pointers and a char) make it 24 bytes, 8-aligned. Allocated larger: the caller frees
@@ -52,23 +53,14 @@ constexpr uint16_t kPmixUint32 = 14;
 
 using GetFunction = pmix_status_t (*)(const pmix_proc_t*, const char*, const pmix_info_t*, size_t, pmix_value_t**);
 
-// The simulated node layout of the run, as the server gave it at registration.
-struct Layout {
-    int world;
-    int per_node;
-
-    int node_of(int rank) const { return rank / per_node; }
-    int first_of_node(int node) const { return node * per_node; }
-    int size_of_node(int node) const { return std::min(per_node, world - first_of_node(node)); }
-    int nodes() const { return (world + per_node - 1) / per_node; }
-};
-
-std::optional<Layout> layout_for(const pmix_proc_t* proc)
+// The simulated node layout of the run, as the server gave it at registration, when `proc`
+// is in the rank's own namespace.
+std::optional<NodeLayout> layout_for(const pmix_proc_t* proc)
 {
     if (!s4bxi::interpose::is_rank() || !proc) return std::nullopt;
-    Layout layout{s4bxi::interpose::world_size(), s4bxi::interpose::ranks_per_node()};
+    NodeLayout layout{s4bxi::interpose::world_size(), s4bxi::interpose::ranks_per_node()};
     int me = s4bxi::interpose::rank_id();
-    if (layout.world <= 0 || layout.per_node <= 0 || me < 0 || me >= layout.world) return std::nullopt;
+    if (!layout.valid() || me < 0 || me >= layout.world) return std::nullopt;
     const char* own = getenv("PMIX_NAMESPACE");  // set by the process manager for its ranks
     if (!own || strncmp(proc->nspace, own, sizeof proc->nspace) != 0) return std::nullopt;
     return layout;
@@ -106,21 +98,16 @@ pmix_value_t* string_value(const std::string& text)
 }
 
 // The simulated answer for `key` about `proc`, or null to ask libpmix.
-pmix_value_t* simulated_value(const Layout& layout, const pmix_proc_t& proc, const char* key)
+pmix_value_t* simulated_value(const NodeLayout& layout, const pmix_proc_t& proc, const char* key)
 {
-    int me = s4bxi::interpose::rank_id();
     bool about_a_rank = proc.rank < kPmixRankValid && static_cast<int64_t>(proc.rank) < layout.world;
-    int node = layout.node_of(about_a_rank ? static_cast<int>(proc.rank) : me);
-    if (strcmp(key, "pmix.lpeers") == 0) {
-        std::string peers;
-        for (int r = layout.first_of_node(node); r < layout.first_of_node(node) + layout.size_of_node(node); ++r)
-            peers += (peers.empty() ? "" : ",") + std::to_string(r);
-        return string_value(peers);
-    }
+    int rank = about_a_rank ? static_cast<int>(proc.rank) : s4bxi::interpose::rank_id();
+    int node = layout.node_of(rank);
+    if (strcmp(key, "pmix.lpeers") == 0) return string_value(layout.peers(node));
     if (strcmp(key, "pmix.local.size") == 0) return uint32_value(static_cast<uint32_t>(layout.size_of_node(node)));
     if (strcmp(key, "pmix.num.nodes") == 0) return uint32_value(static_cast<uint32_t>(layout.nodes()));
     if ((strcmp(key, "pmix.lrank") == 0 || strcmp(key, "pmix.nrank") == 0) && about_a_rank)
-        return uint16_value(static_cast<uint16_t>(static_cast<int>(proc.rank) - layout.first_of_node(node)));
+        return uint16_value(static_cast<uint16_t>(layout.local_rank(rank)));
     return nullptr;
 }
 
@@ -129,7 +116,7 @@ pmix_value_t* simulated_value(const Layout& layout, const pmix_proc_t& proc, con
 S4BXI_API pmix_status_t PMIx_Get(const pmix_proc_t* proc, const char* key, const pmix_info_t* info, size_t ninfo,
                                  pmix_value_t** value)
 {
-    if (std::optional<Layout> layout = layout_for(proc); layout && key && value)
+    if (std::optional<NodeLayout> layout = layout_for(proc); layout && key && value)
         if (pmix_value_t* simulated = simulated_value(*layout, *proc, key)) {
             *value = simulated;
             return kPmixSuccess;
