@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime.hpp"
+#include "s4bxi/poll_work.hpp"
 
 namespace s4bxi::interpose::mirror_reads {
 namespace {
@@ -84,7 +85,7 @@ public:
         std::memcpy(event, found->event, sizeof *event);
         *rc = wire::consume_event(q, replies_) ? PTL_EQ_DROPPED : PTL_OK;
         looked_at_events();
-        answered(true);
+        answered(is_work(*event));
         grant_free_poll(*event);
         return true;
     }
@@ -101,7 +102,8 @@ public:
     }
 
     // After an event queue read that found nothing: PTL_EQ_EMPTY at once if an event the
-    // rank has not looked at is visible (the server's unseen_event_visible()).
+    // rank has not looked at is visible (the server's unseen_event_visible()). Whether it
+    // is work is known when it is taken (take(), is_work()).
     bool empty_with_work_elsewhere(int* rc) const
     {
         uint64_t events = mirror_->events_at_reply.load(std::memory_order_relaxed);
@@ -110,7 +112,7 @@ public:
             return false;
         looked_at_events();
         *rc = PTL_EQ_EMPTY;
-        answered(true);
+        answered(false);
         return true;
     }
 

@@ -274,8 +274,12 @@ ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)
     }
 }
 
+void note_arrival(RankPortals& owner, double visible_at, bool event);
+
 // A message that landed in an overflow-list entry leaves an unexpected header, unless
-// the entry asks for none.
+// the entry asks for none. The header is an arrival even without an event: a polling
+// loop that searches the overflow list (MPI_Iprobe) would find it on its next round, so
+// the fast-forward of its empty polls ends there.
 void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryPtr& entry, const ptl_event_t& event)
 {
     if (entry->list != PTL_OVERFLOW_LIST || (entry->criteria.options & PTL_ME_UNEXPECTED_HDR_DISABLE)) return;
@@ -286,6 +290,8 @@ void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryP
     header.event.type = overflow_kind(event.type);
     ni.table[t.pt_index].unexpected.push_back(header);
     ++entry->headers;
+    note_arrival(*ni.owner, sg4::Engine::get_clock(), false);
+    ni.owner->activity->notify_all();
 }
 
 bool copy_between_ranks(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,

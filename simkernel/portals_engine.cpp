@@ -16,6 +16,7 @@
 #include "nic_model.hpp"
 #include "rank_memory.hpp"
 #include "registry.hpp"
+#include "s4bxi/poll_work.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_portals, "The Portals 4 engine");
 
@@ -412,7 +413,7 @@ private:
         reply.which = which;
         static_assert(sizeof(ptl_event_t) == wire::kEventBytes);
         std::memcpy(reply.event, &event, sizeof event);
-        poll_found_work();
+        if (is_work(event)) poll_found_work();
         return q.take_dropped() ? PTL_EQ_DROPPED : PTL_OK;
     }
 
@@ -880,10 +881,9 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
             if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
             if (next_visible >= 0 && (earliest < 0 || next_visible < earliest)) earliest = next_visible;
         }
-        if (polling && first && unseen_event_visible()) {  // work elsewhere: let the loop see it
-            poll_found_work();
-            return PTL_EQ_EMPTY;
-        }
+        // An unseen event elsewhere: the loop will take it on its next round (and count it
+        // as work then, if it is: is_work()). No fast-forward, and no step growth.
+        if (polling && first && unseen_event_visible()) return PTL_EQ_EMPTY;
         if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
         if (in_poll && in_poll->ended()) break;
         double until = deadline;

@@ -4,13 +4,14 @@
  *   is full, so for long stretches nothing is on its way to anyone; then "finished"
  *   messages, and the last receive is cancelled;
  * - loops that wait for the clock to move: STREAM's checktick (MPI_Wtime until it
- *   changes) and a busy-wait of 1 ms (MPI_Wtime until a deadline).
+ *   changes) and a busy-wait of 1 ms (MPI_Wtime until a deadline);
+ * - a loop of MPI_Iprobe waiting 100 ms for a message, as master/worker codes wait.
  * Under the simulation these used to hang: the polls fast-forwarded simulated time with no
  * one to send, and under --cpu-model zero the clock never moved (docs/model.md "Polling",
  * docs/time.md "Clock-spinning loops"). usage: mpi_progress [updates per rank] */
 #include "mpi_check.h"
 
-enum { UPDATE_TAG = 1, FINISHED_TAG = 2, BATCH = 256, MAX_PENDING = 1024 };
+enum { UPDATE_TAG = 1, FINISHED_TAG = 2, PROBE_TAG = 3, BATCH = 256, MAX_PENDING = 1024 };
 
 /* What a rank has received so far. */
 struct inbox {
@@ -132,6 +133,40 @@ static void clock_spins(int rank)
           end - start, rank);
 }
 
+/* Rank 1 sleeps 100 ms, then sends; rank 0 waits for the message with MPI_Iprobe. The
+ * fast-forward of the empty polls between probes grows (500 ns, fourfold per probe up to
+ * 100 us, then a quarter of the time already waited: docs/model.md "Polling"), so 100 ms
+ * take 5 + log(100 ms / 100 us) / log(5/4), about 36 probes: at most 64 here, where a
+ * step that restarted at each probe took over 100 000. The message lands in the overflow
+ * list, which ends the fast-forward: rank 0 sees it within microseconds of its arrival,
+ * not a quarter of the wait late. */
+static void probe_wait(int rank, int size)
+{
+    const double wait = 0.1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size < 2 || rank > 1) return;
+    if (rank == 1) {
+        struct timespec pause = {0, (long)(wait * 1e9)};
+        nanosleep(&pause, NULL);
+        int value = 7;
+        MPI_OK(MPI_Send(&value, 1, MPI_INT, 0, PROBE_TAG, MPI_COMM_WORLD));
+        return;
+    }
+    double start = MPI_Wtime();
+    long probes = 0;
+    int flag = 0, value = 0;
+    while (!flag) {
+        MPI_OK(MPI_Iprobe(1, PROBE_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+        ++probes;
+    }
+    double seen = MPI_Wtime() - start;
+    MPI_OK(MPI_Recv(&value, 1, MPI_INT, 1, PROBE_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(value == 7, "probed message holds %d", value);
+    CHECK(probes <= 64, "%ld probes to wait 100 ms", probes);
+    /* The barrier's ranks leave it microseconds apart; the message takes a few more. */
+    CHECK(seen >= wait - 20e-6 && seen <= wait + 50e-6, "the message sent after 100 ms was seen after %.9f s", seen);
+}
+
 int main(int argc, char** argv)
 {
     check_init(&argc, &argv);
@@ -141,5 +176,6 @@ int main(int argc, char** argv)
     int updates = argc > 1 ? atoi(argv[1]) : 4096;
     random_access(rank, size, updates);
     clock_spins(rank);
+    probe_wait(rank, size);
     return check_finish("mpi_progress");
 }
