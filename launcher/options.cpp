@@ -43,6 +43,7 @@ const std::vector<EnvDefault>& env_defaults()
         {"S4BXI_CPU_FACTOR", "--cpu-factor"},
         {"S4BXI_CPU_THRESHOLD", "--cpu-threshold"},
         {"S4BXI_TIMEOUT", "--timeout"},
+        {"S4BXI_DEADLOCK_TIMEOUT", "--deadlock-timeout"},
         {"S4BXI_SERVICE_RANKS", "--service-ranks"},
         {"S4BXI_LOG_LEVEL", "--log-level"},
     };
@@ -130,6 +131,10 @@ Options:
                          networks, e.g. 0 or 0,4-7 (default: none, all compute)
       --timeout S        wall-clock limit of the whole run in seconds; 0 = no limit
                          (default 0)
+      --deadlock-timeout S
+                         wall-clock seconds without progress before a deadlock is
+                         reported while a rank is blocked outside the simulation;
+                         ranks that only poll in vain: min(S, 10) (default 300)
       --log-level LEVEL  error, warning, info or debug (default warning)
       --summary FILE     also write the run summary as JSON to FILE
   -q, --quiet            do not print the run summary
@@ -148,7 +153,8 @@ Options:
       --version          print the version and exit
 
 Environment: S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
-S4BXI_CPU_THRESHOLD, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT and S4BXI_LOG_LEVEL give
+S4BXI_CPU_THRESHOLD, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT and
+S4BXI_LOG_LEVEL give
 defaults for the options
 of the same name; options win. The model's knobs have their own variables
 (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
@@ -172,7 +178,8 @@ Examples:
 namespace {
 
 struct Raw {
-    std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary, service_ranks;
+    std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout, log_level, summary,
+        service_ranks;
     std::string simkernel, preload, trace;
     std::vector<std::string> sets;
     bool quiet = false, keep = false, help = false, version = false, print_config = false;
@@ -280,6 +287,7 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     CLI::Option* cpu_factor = app.add_option("--cpu-factor", raw.cpu_factor);
     CLI::Option* cpu_threshold = app.add_option("--cpu-threshold", raw.cpu_threshold);
     CLI::Option* timeout = app.add_option("--timeout", raw.timeout);
+    CLI::Option* deadlock_timeout = app.add_option("--deadlock-timeout", raw.deadlock_timeout);
     CLI::Option* service_ranks = app.add_option("--service-ranks", raw.service_ranks);
     CLI::Option* log_level = app.add_option("--log-level", raw.log_level);
     CLI::Option* summary = app.add_option("--summary", raw.summary);
@@ -292,8 +300,8 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     app.add_flag("--keep-run-dir", raw.keep);
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
-    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, log_level, summary,
-                                simkernel, preload, trace, service_ranks})
+    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout,
+                                log_level, summary, simkernel, preload, trace, service_ranks})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -332,7 +340,7 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     for (const auto& [name, value] : env)
         if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
             return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
-                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT, "
+                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT, "
                                      "S4BXI_LOG_LEVEL, and the model's knobs listed by s4bxi-launch --print-config)",
                                      name));
 
@@ -389,6 +397,8 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     if (auto v = from_env("S4BXI_CPU_THRESHOLD"))
         check.real("S4BXI_CPU_THRESHOLD", *v, false, options.cpu_threshold);
     if (auto v = from_env("S4BXI_TIMEOUT")) check.real("S4BXI_TIMEOUT", *v, false, options.timeout);
+    if (auto v = from_env("S4BXI_DEADLOCK_TIMEOUT"))
+        check.real("S4BXI_DEADLOCK_TIMEOUT", *v, true, options.deadlock_timeout);
     if (auto v = from_env("S4BXI_SERVICE_RANKS")) check.rank_list("S4BXI_SERVICE_RANKS", *v, options.service_ranks);
     if (auto v = from_env("S4BXI_LOG_LEVEL")) check.log_level("S4BXI_LOG_LEVEL", *v, options.log_level);
 
@@ -403,6 +413,8 @@ ParseOutcome parse_options(const std::vector<std::string>& args, const Environme
     if (cpu_factor->count()) check.real("--cpu-factor", raw.cpu_factor, true, options.cpu_factor);
     if (cpu_threshold->count()) check.real("--cpu-threshold", raw.cpu_threshold, false, options.cpu_threshold);
     if (timeout->count()) check.real("--timeout", raw.timeout, false, options.timeout);
+    if (deadlock_timeout->count())
+        check.real("--deadlock-timeout", raw.deadlock_timeout, true, options.deadlock_timeout);
     if (service_ranks->count()) check.rank_list("--service-ranks", raw.service_ranks, options.service_ranks);
     if (options.np && !options.service_ranks.empty() && options.service_ranks.back() >= *options.np)
         check.fail("--service-ranks", std::to_string(options.service_ranks.back()),

@@ -30,6 +30,9 @@ struct Options {
     double cpu_factor = 1.0;
     double cpu_threshold = 1e-9;
     double timeout = 0.0;  // wall-clock seconds; 0 = no limit
+    // Wall-clock seconds without progress before the server reports a deadlock: a rank
+    // blocked outside the simulation holding the others (polls in vain: 10 s at most).
+    double deadlock_timeout = 300.0;
     LogLevel log_level = LogLevel::Warning;
     std::optional<std::string> summary_file;
     bool quiet = false;

@@ -248,6 +248,7 @@ bool Supervisor::start_server()
         "--cpu-factor", fmt::format("{}", o.cpu_factor),
         "--cpu-threshold", fmt::format("{}", o.cpu_threshold),
         "--log-level", std::string(to_string(o.log_level)),
+        "--deadlock-timeout", fmt::format("{}", o.deadlock_timeout),
         "--summary-out", summary_path_,
         "--ready-fd", std::to_string(ready[1]),
     };

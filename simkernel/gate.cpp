@@ -427,7 +427,7 @@ void gate_actor()
                 continue;
             }
             if (!quiet()) continue;
-            end_polls_at_stall(kVainPollingWindow);
+            end_polls_at_stall(std::min(kVainPollingWindow, ctx.config.outside_deadlock_timeout));
             continue;
         }
         // Some ranks are blocked outside: they do not hold time, but they may come back.

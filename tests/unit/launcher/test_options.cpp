@@ -30,6 +30,7 @@ TEST_CASE("defaults in spawn mode", "[options]")
     CHECK(o.cpu_factor == 1.0);
     CHECK(o.cpu_threshold == 1e-9);
     CHECK(o.timeout == 0.0);
+    CHECK(o.deadlock_timeout == 300.0);
     CHECK(o.log_level == LogLevel::Warning);
     CHECK_FALSE(o.summary_file);
     CHECK_FALSE(o.quiet);
@@ -61,7 +62,7 @@ TEST_CASE("the program's own options are not ours", "[options]")
 TEST_CASE("option syntaxes", "[options]")
 {
     auto r = parse({"--np=3", "--cpu-model=zero", "--cpu-factor", "2.5", "--cpu-threshold", "0", "--timeout", "60",
-                    "--log-level", "debug", "--summary", "out.json", "--platform", "p.toml", "-q", "--keep-run-dir",
+                    "--deadlock-timeout=20", "--log-level", "debug", "--summary", "out.json", "--platform", "p.toml", "-q", "--keep-run-dir",
                     "a.out", "x"});
     REQUIRE(r.kind == Kind::Run);
     const Options& o = r.options;
@@ -70,6 +71,7 @@ TEST_CASE("option syntaxes", "[options]")
     CHECK(o.cpu_factor == 2.5);
     CHECK(o.cpu_threshold == 0.0);
     CHECK(o.timeout == 60.0);
+    CHECK(o.deadlock_timeout == 20.0);
     CHECK(o.log_level == LogLevel::Debug);
     CHECK(*o.summary_file == "out.json");
     CHECK(*o.platform == "p.toml");
@@ -102,6 +104,7 @@ TEST_CASE("bad values name the option", "[options]")
         {{"--cpu-threshold", "-1e-9", "-n", "1", "p"}, "--cpu-threshold"},
         {{"--timeout", "-5", "-n", "1", "p"}, "--timeout"},
         {{"--timeout", "soon", "-n", "1", "p"}, "--timeout"},
+        {{"--deadlock-timeout", "0", "-n", "1", "p"}, "--deadlock-timeout"},
         {{"--cpu-model", "fast", "-n", "1", "p"}, "--cpu-model"},
         {{"--log-level", "verbose", "-n", "1", "p"}, "--log-level"},
         {{"--service-ranks", "1,x", "-n", "4", "p"}, "--service-ranks"},
@@ -159,7 +162,7 @@ TEST_CASE("environment defaults, overridden by options", "[options][env]")
 {
     Environment env = {{"S4BXI_PPN", "4"},           {"S4BXI_CPU_MODEL", "zero"}, {"S4BXI_CPU_FACTOR", "0.5"},
                        {"S4BXI_CPU_THRESHOLD", "1e-6"}, {"S4BXI_TIMEOUT", "30"},    {"S4BXI_LOG_LEVEL", "info"},
-                       {"S4BXI_PLATFORM", "env.toml"},  {"HOME", "/root"}};
+                       {"S4BXI_PLATFORM", "env.toml"},  {"S4BXI_DEADLOCK_TIMEOUT", "45"}, {"HOME", "/root"}};
     auto r = parse({"-n", "8", "prog"}, env);
     REQUIRE(r.kind == Kind::Run);
     CHECK(r.options.ppn == 4);
@@ -167,6 +170,7 @@ TEST_CASE("environment defaults, overridden by options", "[options][env]")
     CHECK(r.options.cpu_factor == 0.5);
     CHECK(r.options.cpu_threshold == 1e-6);
     CHECK(r.options.timeout == 30);
+    CHECK(r.options.deadlock_timeout == 45);
     CHECK(r.options.log_level == LogLevel::Info);
     CHECK(*r.options.platform == "env.toml");
 
