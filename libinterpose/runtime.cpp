@@ -471,23 +471,11 @@ void simulated_yield()
     call(wire::Op::Yield, nullptr, 0);
 }
 
-namespace {
-
-// Tells the gate that something changed in this rank's slot.
-void ring_doorbell()
-{
-    g_state.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
-    if (g_state.doorbell->server_waiting.load(std::memory_order_acquire))
-        futex(&g_state.doorbell->count, FUTEX_WAKE, 1, nullptr);
-}
-
-}  // namespace
-
 void request_abort()
 {
     if (!g_state.active) return;
     g_state.slot->aborts.fetch_add(1, std::memory_order_acq_rel);
-    ring_doorbell();
+    ring_doorbell(*g_state.doorbell);
 }
 
 namespace {
@@ -622,7 +610,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
     if (args_size) memcpy(request.args, args, args_size);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
-    ring_doorbell();
+    ring_doorbell(*g_state.doorbell);
 
     const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
     brief_wait([&] { return slot.state.load(std::memory_order_acquire) == replied; });

@@ -291,7 +291,6 @@ void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryP
     ni.table[t.pt_index].unexpected.push_back(header);
     ++entry->headers;
     note_arrival(*ni.owner, sg4::Engine::get_clock(), false);
-    ni.owner->activity->notify_all();
 }
 
 bool copy_between_ranks(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
@@ -421,13 +420,17 @@ VirtualNetwork response_vn(VirtualNetwork request_vn)
 
 namespace {
 
+// Something for the rank to notice, visible at `visible_at`: its proxy, if it waits, looks
+// again (an empty poll's fast-forward ends at arrivals).
 void note_arrival(RankPortals& owner, double visible_at, bool event)
 {
     ++owner.arrivals;
     owner.last_arrival_visible_at = visible_at;
-    if (!event) return;
-    ++owner.events;
-    owner.last_event_visible_at = visible_at;
+    if (event) {
+        ++owner.events;
+        owner.last_event_visible_at = visible_at;
+    }
+    owner.activity->notify_all();
 }
 
 }  // namespace
@@ -464,7 +467,6 @@ void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_eve
     double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
     if (!eq.push({visible, event})) return;
     note_arrival(owner, visible, true);
-    owner.activity->notify_all();
 }
 
 namespace {
@@ -501,7 +503,6 @@ void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint6
     c->value.failure += failure;
     c->publish();
     note_arrival(owner, sg4::Engine::get_clock(), false);
-    owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
 }
 
@@ -512,7 +513,6 @@ void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
     c->value = value;
     c->publish();
     note_arrival(owner, sg4::Engine::get_clock(), false);
-    owner.activity->notify_all();
     fire_triggers(owner, handle_index(ct_handle));
 }
 

@@ -168,8 +168,7 @@ bool simulated_sleep(Entry& e, double seconds)
     wire::SleepArgs args{seconds};
     memcpy(request.args, &args, sizeof args);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
-    e.doorbell->count.fetch_add(1, std::memory_order_acq_rel);
-    if (e.doorbell->server_waiting.load(std::memory_order_acquire)) futex(&e.doorbell->count, FUTEX_WAKE, 1, nullptr);
+    ring_doorbell(*e.doorbell);
 
     const uint32_t posted = static_cast<uint32_t>(wire::SlotState::Posted);
     while (slot.state.load(std::memory_order_acquire) == posted) {

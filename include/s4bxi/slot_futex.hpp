@@ -39,4 +39,12 @@ inline void set_slot_state_and_wake(wire::Slot& slot, wire::SlotState state)
     if (slot.sleepers.load(std::memory_order_seq_cst) != 0) futex(&slot.state, FUTEX_WAKE, INT_MAX, nullptr);
 }
 
+// Tells the gate that a slot changed (a request posted): counts, and wakes the gate only
+// if it sleeps on the doorbell (wait_doorbell, channel_server.cpp).
+inline void ring_doorbell(wire::Doorbell& doorbell)
+{
+    doorbell.count.fetch_add(1, std::memory_order_acq_rel);
+    if (doorbell.server_waiting.load(std::memory_order_acquire)) futex(&doorbell.count, FUTEX_WAKE, 1, nullptr);
+}
+
 }  // namespace s4bxi
