@@ -45,7 +45,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components
+from mpi_run_env import launch_environment, missing_components, native_environment
 
 SKIP = 77
 HPL_N = 128  # the HPL problem size, from which HPCC sizes its other tests too
@@ -189,14 +189,6 @@ task scf energy
 """
 NWCHEM_TOLERANCE = 1e-7  # hartree: the SCF converges its energy far below this
 NWCHEM_ENERGY = re.compile(r"Total SCF energy =\s+(-?\d+\.\d+)")
-
-
-def native_environment():
-    """The test's environment for a native mpirun (as root, mpirun wants to be told)."""
-    env = launch_environment()
-    if os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return env
 
 
 def prepare_nwchem(directory):

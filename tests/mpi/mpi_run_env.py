@@ -9,6 +9,15 @@ def launch_environment():
     return {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
 
 
+def native_environment():
+    """launch_environment() for a native mpirun, outside the simulation (as root, mpirun
+    wants to be told)."""
+    env = launch_environment()
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return env
+
+
 def missing_components(launcher):
     """Why Open MPI's Portals components cannot be used (their record, which tools/setup
     writes once they are built, is missing), or None."""
