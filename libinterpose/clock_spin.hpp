@@ -44,6 +44,17 @@ public:
     // The sleep reading() asked for was taken, and was request number `request`.
     void slept(uint32_t request) { after_own_sleep_ = request; }
 
+    // The interposer made request `after` on its own, right after request `before` (the
+    // yield of a reading that found the rank had gone without CPU for a while: a loaded
+    // machine descheduled it). The program did nothing: the count and the spin go on as
+    // if there had been no request, or whether a busy-wait ends after 1000 or 2000
+    // readings, and so its simulated length, would depend on the machine's load.
+    void own_request(uint32_t before, uint32_t after)
+    {
+        if (request_ == before) request_ = after;
+        if (after_own_sleep_ == before) after_own_sleep_ = after;
+    }
+
 private:
     double value_ = -1.0;
     double spin_start_ = -1.0;  // simulated date the current spin began (< 0: none)

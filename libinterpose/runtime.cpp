@@ -366,6 +366,22 @@ void publish_threads_clock_offset(int64_t offset_ns)
     g_state.ledger.published(offset_ns);
 }
 
+// A reading under the zero CPU model: the date of the last reply, unless the readings
+// have become a clock spin (clock_spin.hpp), which sleeps first.
+double zero_model_reading(int64_t wall_ns)
+{
+    wire::Slot& slot = *g_state.slot;
+    double now = sim_time_at_reply();
+    if (double sleep = g_state.clock_spin.reading(now, slot.request.seq); sleep > 0) {
+        simulated_sleep(sleep);
+        g_state.clock_spin.slept(slot.request.seq);
+        now = sim_time_at_reply();
+        wall_ns = host_monotonic_ns();
+    }
+    publish_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(now), wall_ns));
+    return now;
+}
+
 }  // namespace
 
 double virtual_now()
@@ -388,17 +404,8 @@ double virtual_now()
     int64_t wall_since_reply = wall_ns - g_state.wall_at_reply_ns;
     uint64_t slot_base = slot.cpu_at_reply_ns.load(std::memory_order_acquire);
     if (zero_model &&
-        wall_since_reply - static_cast<int64_t>(g_state.ledger.known_cpu_since_reply(slot_base)) <= kBlockedOutsideNs) {
-        double now = sim_time_at_reply();
-        if (double sleep = g_state.clock_spin.reading(now, slot.request.seq); sleep > 0) {
-            simulated_sleep(sleep);
-            g_state.clock_spin.slept(slot.request.seq);
-            now = sim_time_at_reply();
-            wall_ns = host_monotonic_ns();
-        }
-        publish_threads_clock_offset(timemath::threads_clock_offset(timemath::seconds_to_ns(now), wall_ns));
-        return now;
-    }
+        wall_since_reply - static_cast<int64_t>(g_state.ledger.known_cpu_since_reply(slot_base)) <= kBlockedOutsideNs)
+        return zero_model_reading(wall_ns);
     g_state.in_reading = true;
     std::atomic_signal_fence(std::memory_order_seq_cst);
     uint64_t cpu_ns = thread_cpu_ns();
@@ -407,8 +414,15 @@ double virtual_now()
     if (wall_since_reply - cpu_since_reply > kBlockedOutsideNs) {
         std::atomic_signal_fence(std::memory_order_seq_cst);
         g_state.in_reading = false;
+        uint32_t before = slot.request.seq;
         simulated_yield();  // a reading of its own (call())
-        return sim_time_at_reply();
+        // Not the program's call: it neither spends a free poll (mirror_reads.cpp) nor
+        // ends a clock spin. Under the zero model a rank the machine merely descheduled
+        // comes back to the date it left, and the run goes on as if it had not been away.
+        --t_requests;
+        if (!zero_model) return sim_time_at_reply();
+        g_state.clock_spin.own_request(before, slot.request.seq);
+        return zero_model_reading(host_monotonic_ns());
     }
     uint64_t base = account_reading(cpu_ns, wall_ns);
     double now = clock_at(sim_time_at_reply(), cpu_ns, base);
@@ -417,7 +431,9 @@ double virtual_now()
     g_state.ledger.returned(host_monotonic_ns());
     std::atomic_signal_fence(std::memory_order_seq_cst);
     g_state.in_reading = false;
-    return now;
+    // Every reading under the zero model counts towards a clock spin, however long the
+    // machine took to deliver it: the count decides when a busy-wait's sleeps happen.
+    return zero_model ? zero_model_reading(host_monotonic_ns()) : now;
 }
 
 int64_t threads_clock_offset()
