@@ -63,36 +63,55 @@ bool posted(const RankRecord& r)
 
 // True when the rank's simulated thread is sleeping in the kernel (a pipe, a futex, a
 // PMIx fence), false when it runs or waits for a CPU: on a loaded machine a runnable rank
-// can go without CPU time for a while without being blocked.
+// can go without CPU time for a while without being blocked. A stopped thread (job
+// control, a debugger) is not asleep either: it waits for nothing of the simulation and
+// goes on where it stopped, so it holds simulated time as a descheduled one does.
 bool thread_sleeping(const RankRecord& r)
 {
     char state = thread_state(r.pid, r.tid);
-    return state == 'S' || state == 'D' || state == 'T' || state == 't';
+    return state == 'S' || state == 'D';
 }
 
 // Computing <-> blocked outside, from the progress of the rank's CPU clock and the state
-// of its simulated thread.
+// of its simulated thread. Blocked takes two looks at least blocked_window apart that
+// both found the thread asleep, with no CPU time used and no request made in between: a
+// single look after the server itself went without a CPU for a while (a loaded machine)
+// could otherwise catch a computing rank in a brief sleep of its own, such as the futex
+// wait for the reply to a request it posted just after the gate looked at its slot. A
+// rank taken for blocked lets simulated time run without it, and under the zero CPU
+// model the run would no longer be the same from one run to the next.
 void update_cpu_progress(RankRecord& r, double now)
 {
     uint64_t cpu = process_cpu_ns(r.pid);
-    if (cpu == r.cpu_seen_ns && r.phase == RankPhase::Computing && !thread_sleeping(r)) r.cpu_changed_wall = now;
+    uint32_t request = r.slot.object->request.seq;
     if (cpu != r.cpu_seen_ns) {
         r.cpu_seen_ns = cpu;
-        r.cpu_changed_wall = now;
+        r.asleep_since_wall = -1.0;
         if (r.phase == RankPhase::BlockedOutside) {
             XBT_DEBUG("rank %d runs again", r.rank);
             r.phase = RankPhase::Computing;
         }
-    } else if (r.phase == RankPhase::Computing && now - r.cpu_changed_wall > context().config.blocked_window) {
-        // Waiting for our seccomp supervisor is the server's own work, however long a
-        // loaded machine makes it.
-        if (thread_waits_for_seccomp_supervisor(r.pid, r.tid)) {
-            r.cpu_changed_wall = now;
-            return;
-        }
-        XBT_DEBUG("rank %d is blocked outside the simulation", r.rank);
-        r.phase = RankPhase::BlockedOutside;
+        return;
     }
+    if (r.phase != RankPhase::Computing) return;
+    if (!thread_sleeping(r) || (r.asleep_since_wall >= 0 && request != r.asleep_request)) {
+        r.asleep_since_wall = -1.0;
+        return;
+    }
+    if (r.asleep_since_wall < 0) {
+        r.asleep_since_wall = now;
+        r.asleep_request = request;
+        return;
+    }
+    if (now - r.asleep_since_wall <= context().config.blocked_window) return;
+    // Waiting for our seccomp supervisor is the server's own work, however long a loaded
+    // machine makes it.
+    if (thread_waits_for_seccomp_supervisor(r.pid, r.tid)) {
+        r.asleep_since_wall = -1.0;
+        return;
+    }
+    XBT_DEBUG("rank %d is blocked outside the simulation", r.rank);
+    r.phase = RankPhase::BlockedOutside;
 }
 
 void on_rank_death(RankRecord& r)

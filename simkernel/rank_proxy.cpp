@@ -123,7 +123,7 @@ void rank_proxy(RankRecord* rank)
         r.waiting_on.clear();
         reply.sim_time = sg4::Engine::get_clock();
         r.phase = finished ? RankPhase::Finished : RankPhase::Computing;
-        r.cpu_changed_wall = wall_now();
+        r.asleep_since_wall = -1.0;
         mark_reply(r);
         publish_reply(*r.slot.object);
         ctx.gate_wakeup->release();

@@ -152,7 +152,6 @@ void Server::accept_rank(int fd)
     record->node_name = fmt::format("node{}", nid);
     record->service_mode = std::find(config.service_ranks.begin(), config.service_ranks.end(), hello.rank) !=
                            config.service_ranks.end();
-    record->cpu_changed_wall = wall_now();
 
     if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");
     if (!send_welcome(fd, make_welcome(*record, spec_.nodes), record->slot.fd, ctx.doorbell.fd)) {

@@ -8,7 +8,8 @@
  * - a loop of MPI_Iprobe waiting 100 ms for a message, as master/worker codes wait.
  * Under the simulation these used to hang: the polls fast-forwarded simulated time with no
  * one to send, and under --cpu-model zero the clock never moved (docs/model.md "Polling",
- * docs/time.md "Clock-spinning loops"). usage: mpi_progress [updates per rank] */
+ * docs/time.md "Clock-spinning loops").
+ * usage: mpi_progress [updates per rank [seconds of busy-wait, 1e-3 by default]] */
 #include "mpi_check.h"
 
 enum { UPDATE_TAG = 1, FINISHED_TAG = 2, PROBE_TAG = 3, BATCH = 256, MAX_PENDING = 1024 };
@@ -113,7 +114,7 @@ static void random_access(int rank, int size, int updates)
     free(finished);
 }
 
-static void clock_spins(int rank)
+static void clock_spins(int rank, double wait)
 {
     /* STREAM's checktick: 20 readings, each waiting until the clock moves. */
     double previous = MPI_Wtime();
@@ -123,14 +124,13 @@ static void clock_spins(int rank)
         CHECK(now > previous, "the clock went back: %.9f after %.9f", now, previous);
         previous = now;
     }
-    /* A busy-wait "computation" of 1 ms: it ends, between 1 ms and 9/8 of it plus the
-     * first step of 1 us (docs/time.md), plus what the measured CPU model charges for
-     * the last reading. */
-    const double wait = 1e-3;
+    /* A busy-wait "computation": it ends between its length and 9/8 of it plus the first
+     * step of 1 us (docs/time.md), plus what the measured CPU model charges for the last
+     * reading. */
     double start = MPI_Wtime(), end;
     while ((end = MPI_Wtime()) - start < wait) continue;
-    CHECK(end - start >= wait && end - start <= wait * 9 / 8 + 2e-6, "a busy-wait of 1 ms took %.9f s (rank %d)",
-          end - start, rank);
+    CHECK(end - start >= wait && end - start <= wait * 9 / 8 + 2e-6, "a busy-wait of %g s took %.9f s (rank %d)",
+          wait, end - start, rank);
 }
 
 /* Rank 1 sleeps 100 ms, then sends; rank 0 waits for the message with MPI_Iprobe. The
@@ -174,8 +174,9 @@ int main(int argc, char** argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int updates = argc > 1 ? atoi(argv[1]) : 4096;
+    double busy_wait = argc > 2 ? atof(argv[2]) : 1e-3;
     random_access(rank, size, updates);
-    clock_spins(rank);
+    clock_spins(rank, busy_wait);
     probe_wait(rank, size);
     return check_finish("mpi_progress");
 }

@@ -4,7 +4,8 @@
 usage: run_mpi.py LAUNCHER PROGRAM_DIR SOURCE_ROOT CASE [--skip REASON] [--repeat N]
 
 CASE is PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE, e.g. p2p:portals:4:1, or
-determinism:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE. PROGRAM is p2p, coll, rma, threads,
+determinism:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE, or
+interrupted:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE. PROGRAM is p2p, coll, rma, threads,
 progress or node (mpi_p2p, mpi_coll, mpi_rma, mpi_threads, mpi_progress, mpi_node). The configurations (explicit --mca options):
 
   default     nothing but `mpirun -np N program`: the launcher's own Open MPI settings
@@ -27,7 +28,10 @@ own results), and the run summary has every rank finished on the expected nodes.
 Portals, the program also asserts simulated times derived from the model
 (tests/integration/model.py). A determinism case runs twice under --cpu-model zero and
 requires byte-identical program output and the same run summary (every simulated figure:
-end times, time in Portals, operations, messages, bytes; not the wall time).
+end times, time in Portals, operations, messages, bytes; not the wall time). An
+interrupted case does the same, but its second run has its ranks stopped (SIGSTOP) for
+kStopSeconds at random moments, as a loaded machine deschedules them: simulated results
+must not depend on how the host shares its cores.
 
 Known limits, passed to the programs (docs/openmpi.md):
 - coll/portals4 offloads MPI_LONG reductions as byte-wise PTL_INT8_T atomics (an upstream
@@ -43,10 +47,13 @@ Exit status 0 (pass), 1 (fail) or 77 (skipped: mpicc, mpirun or the components m
 
 import json
 import os
+import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from mpi_run_env import launch_environment
@@ -70,6 +77,9 @@ CONFIGURATIONS = {
 PROGRAM_ARGUMENTS = {
     ("coll", "portals"): ["--types", "MPI_INT,MPI_DOUBLE", "--no-nonblocking"],
 }
+# For interrupted cases: a busy-wait of 200 ms (about 2 million clock readings) that the
+# interruptions have time to fall in.
+INTERRUPTED_ARGUMENTS = {"progress": ["4096", "0.2"]}
 
 
 class Failure(Exception):
@@ -125,7 +135,75 @@ def model_bounds(source_root):
     return ["--min-one-way-ns", f"{one_way:.3f}", "--min-4mib-ns", f"{four_mib:.3f}"]
 
 
-def run_once(launcher, program, configuration, ranks, ppn, components, program_args, cpu_model=None):
+# Interruptions of an interrupted case: longer than the interposer's 10 ms without CPU after
+# which a rank's clock reading asks the server whether time ran without it, shorter than
+# the server's 20 ms after which a rank that sleeps is taken to be blocked outside.
+kStopSeconds = 0.014
+kRunSeconds = (0.01, 0.04)  # between two interruptions of a rank
+
+
+def descendants(root):
+    """Process ids under `root`, with their command names."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        parent = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(parent, []).append((int(entry), name))
+    found, todo = [], [root]
+    while todo:
+        for pid, name in children.get(todo.pop(), []):
+            found.append((pid, name))
+            todo.append(pid)
+    return found
+
+
+class Interruptions:
+    """While active, stops the processes named `name` under `root` for kStopSeconds, each
+    at random moments (a seeded generator: the same pattern of pauses from run to run,
+    though not at the same points of the program)."""
+
+    def __init__(self, root, name):
+        self.root, self.name = root, name[:15]  # the kernel keeps 15 characters of a name
+        self.done = threading.Event()
+        self.count = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+    def run(self):
+        chance = random.Random(4)
+        while not self.done.wait(chance.uniform(*kRunSeconds)):
+            ranks = [pid for pid, name in descendants(self.root) if name == self.name]
+            stopped = [pid for pid in ranks if chance.random() < 0.5]
+            for pid in stopped:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    pass
+            self.done.wait(kStopSeconds)
+            for pid in stopped:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            self.count += len(stopped)
+
+
+def run_once(launcher, program, configuration, ranks, ppn, components, program_args, cpu_model=None,
+             interrupted=False):
     env = launch_environment()
     env.pop("LD_PRELOAD", None)
     mpirun = ["mpirun", "-np", str(ranks)]
@@ -143,16 +221,26 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
             command += ["--cpu-model", cpu_model]
         command += ["--"] + mpirun
         print("$", " ".join(command), flush=True)
-        proc = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=200)
+        with subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                if interrupted:
+                    with Interruptions(proc.pid, program.name) as interruptions:
+                        stdout, stderr = proc.communicate(timeout=200)
+                    print(f"{interruptions.count} interruptions of {kStopSeconds * 1000:.0f} ms", flush=True)
+                else:
+                    stdout, stderr = proc.communicate(timeout=200)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise
         summary = None
         if os.path.exists(summary_path):
             with open(summary_path) as f:
                 summary = json.load(f)
-    print(f"status {proc.returncode}\n--- stdout\n{proc.stdout}--- stderr\n{proc.stderr}---", flush=True)
+    print(f"status {proc.returncode}\n--- stdout\n{stdout}--- stderr\n{stderr}---", flush=True)
     name = program.name
     check(proc.returncode == 0, f"{name}: exit status {proc.returncode}")
-    check(f"{name}: ok\n" in proc.stdout, f"{name}: no '{name}: ok' line")
+    check(f"{name}: ok\n" in stdout, f"{name}: no '{name}: ok' line")
     check(summary is not None and summary.get("status") == "ok", f"run summary: {summary and summary.get('status')}")
     check(summary["world_size"] == ranks, f"world size {summary['world_size']}, expected {ranks}")
     nodes = {r["node"] for r in summary["ranks"]}
@@ -163,7 +251,7 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
         check(not quiet, f"ranks {quiet} sent no message over simulated Portals")
     print(f"simulated makespan {summary['makespan']:.9f} s, {summary['portals_ops']} Portals operations, "
           f"{summary['bytes_moved']} bytes moved", flush=True)
-    return proc.stdout, simulated_figures(summary)
+    return stdout, simulated_figures(summary)
 
 
 def simulated_figures(summary):
@@ -195,7 +283,8 @@ def main(argv):
     try:
         if "--skip" in options:
             raise Skip(options[options.index("--skip") + 1])
-        determinism = case.startswith("determinism:")
+        interrupted = case.startswith("interrupted:")
+        determinism = interrupted or case.startswith("determinism:")
         fields = case.split(":")[1:] if determinism else case.split(":")
         if len(fields) != 4 or fields[1] not in CONFIGURATIONS:
             print(f"run_mpi.py: bad case '{case}'", file=sys.stderr)
@@ -208,6 +297,8 @@ def main(argv):
             raise Skip("mpirun was not found")
         components = components_dir(source_root)
         program_args = list(PROGRAM_ARGUMENTS.get((name, configuration), []))
+        if interrupted:
+            program_args += INTERRUPTED_ARGUMENTS.get(name, [])
         if name == "p2p" and configuration != "tcp":
             program_args += model_bounds(source_root)
         for _ in range(repeat):
@@ -215,7 +306,7 @@ def main(argv):
                 first, first_figures = run_once(launcher, program, configuration, ranks, ppn, components,
                                                 program_args, "zero")
                 second, second_figures = run_once(launcher, program, configuration, ranks, ppn, components,
-                                                  program_args, "zero")
+                                                  program_args, "zero", interrupted)
                 check(first == second, "two runs under --cpu-model zero printed different output")
                 changed = differences(first_figures, second_figures)
                 check(not changed, "two runs under --cpu-model zero have different run summaries:\n  " +
