@@ -27,9 +27,12 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 // Fast-forward steps of empty polls. An event ends the step at once, so they only bound the
-// error for progress made outside Portals (a flag in shared memory, a socket); a fast
-// growth keeps a few-microsecond wait to two or three requests.
-constexpr double kPollQuantumStart = 5e-7;
+// error for progress made outside Portals (a flag in shared memory, a socket). The first
+// step is about an MPI round trip over BXI (3.5 us): a wait for a SEND, an ACK or the
+// peer's answer ends with its arrival in one poll, where a first step of 500 ns took two
+// or three (a third more requests in an MPI ping-pong, the same simulated times). A fast
+// growth keeps longer waits to a few requests.
+constexpr double kPollQuantumStart = 4e-6;
 constexpr double kPollQuantumGrowth = 4.0;
 constexpr double kPollQuantumMax = 1e-4;
 // Past the maximum, a step is this fraction of the time the rank has already spent polling

@@ -134,9 +134,9 @@ static void clock_spins(int rank, double wait)
 }
 
 /* Rank 1 sleeps 100 ms, then sends; rank 0 waits for the message with MPI_Iprobe. The
- * fast-forward of the empty polls between probes grows (500 ns, fourfold per probe up to
+ * fast-forward of the empty polls between probes grows (4 us, fourfold per probe up to
  * 100 us, then a quarter of the time already waited: docs/model.md "Polling"), so 100 ms
- * take 5 + log(100 ms / 100 us) / log(5/4), about 36 probes: at most 64 here, where a
+ * take 4 + log(100 ms / 100 us) / log(5/4), about 35 probes: at most 64 here, where a
  * step that restarted at each probe took over 100 000. The message lands in the overflow
  * list, which ends the fast-forward: rank 0 sees it within microseconds of its arrival,
  * not a quarter of the wait late. */
