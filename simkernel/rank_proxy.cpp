@@ -37,7 +37,14 @@ void inject_compute(RankRecord& r, uint64_t cpu_ns)
     double start = r.slot.object->sim_time_at_reply();
     double end = start + seconds;
     double now = sg4::Engine::get_clock();
-    if (end > now) sg4::this_actor::execute((end - now) * sg4::this_actor::get_host()->get_speed());
+    // A core of its own: the computation ends at `end` whatever it does, and a sleep costs
+    // the engine less than an execution (no action of the CPU model to share and update),
+    // which the busy polling loops of MPI pay at every request. A core shared with other
+    // ranks (--ppn above the cores per node) divides its speed among their executions.
+    if (end > now) {
+        if (r.core_to_itself) sg4::this_actor::sleep_until(end);
+        else sg4::this_actor::execute((end - now) * sg4::this_actor::get_host()->get_speed());
+    }
     r.compute_time += seconds;
     if (trace::enabled()) trace::record(trace::Op::COMPUTE, r.nid, r.nid, start, sg4::Engine::get_clock());
 }

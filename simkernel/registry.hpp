@@ -65,6 +65,7 @@ struct RankRecord {
     SharedObject<wire::Slot> slot;
     uint32_t nid = 0;
     uint32_t core = 0;
+    bool core_to_itself = true;  // no other rank computes on its core (--ppn <= cores per node)
     std::string node_name;
     bool service_mode = false;  // its messages use the NIC's service VNs (--service-ranks)
 

@@ -149,6 +149,7 @@ void Server::accept_rank(int fd)
     record->slot = create_slot();
     record->nid = nid;
     record->core = static_cast<uint32_t>(hello.rank % config.ppn) % spec_.cores_per_node;
+    record->core_to_itself = static_cast<uint32_t>(config.ppn) <= spec_.cores_per_node;
     record->node_name = fmt::format("node{}", nid);
     record->service_mode = std::find(config.service_ranks.begin(), config.service_ranks.end(), hello.rank) !=
                            config.service_ranks.end();
