@@ -27,6 +27,10 @@ PROGRAM is one of:
   nwchem     NWChem (package nwchem-openmpi; Global Arrays over ARMCI-MPI, MPI-3 one-sided
              operations): the SCF energy of water in 6-31G* on 4 ranks equals a native
              one-rank run's to 1e-7 hartree
+  quantum-espresso
+             Quantum ESPRESSO's pw.x (packages quantum-espresso, quantum-espresso-data):
+             the SCF energy of bulk silicon on 4 ranks (plane waves and FFT grid
+             distributed) equals a native one-rank run's to 1e-6 Ry
   gromacs    GROMACS's gmx_mpi (package gromacs): 100 steps of a box of 1696 SPC waters
              (prepared with the serial gmx, outside the simulation) with PME, on 4 ranks;
              the run finishes, conserves its energy to 0.1 %, holds 300 K, and its
@@ -191,30 +195,64 @@ NWCHEM_TOLERANCE = 1e-7  # hartree: the SCF converges its energy far below this
 NWCHEM_ENERGY = re.compile(r"Total SCF energy =\s+(-?\d+\.\d+)")
 
 
-def prepare_nwchem(directory):
-    """Writes h2o.nw, and the energy of a native one-rank run into native_energy; returns
-    None, or why it could not."""
-    Path(directory, "h2o.nw").write_text(NWCHEM_INPUT)
-    native = Path(directory, "native")
-    native.mkdir()
-    Path(native, "h2o.nw").write_text(NWCHEM_INPUT)
-    run = subprocess.run(["mpirun", "-np", "1", "nwchem.openmpi", "h2o.nw"], cwd=native, env=native_environment(),
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-    found = NWCHEM_ENERGY.search(run.stdout)
-    if run.returncode != 0 or not found:
-        return f"the native one-rank NWChem run failed (status {run.returncode}): {run.stdout[-1500:]}{run.stderr[-1500:]}"
-    Path(directory, "native_energy").write_text(found.group(1))
-    return None
+def native_reference(input_name, text, command, energy, what):
+    """A program checked against a native one-rank run of the same input: prepare writes
+    the input, runs `command` on one rank outside the simulation and keeps the energy it
+    printed (`energy`, a regular expression); returns None or why it could not."""
+    def prepare(directory):
+        Path(directory, input_name).write_text(text)
+        native = Path(directory, "native")
+        native.mkdir()
+        Path(native, input_name).write_text(text)
+        run = subprocess.run(["mpirun", "-np", "1"] + command, cwd=native, env=native_environment(),
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        found = energy.search(run.stdout)
+        if run.returncode != 0 or not found:
+            return (f"the native one-rank {what} run failed (status {run.returncode}): "
+                    f"{run.stdout[-1500:]}{run.stderr[-1500:]}")
+        Path(directory, "native_energy").write_text(found.group(1))
+        return None
+    return prepare
 
 
-def check_nwchem(output, directory):
-    found = NWCHEM_ENERGY.search(output)
-    if not found:
-        return ["no 'Total SCF energy' line"]
-    native = float(Path(directory, "native_energy").read_text())
-    if abs(float(found.group(1)) - native) > NWCHEM_TOLERANCE:
-        return [f"SCF energy {found.group(1)} hartree, {native} natively on one rank"]
-    return []
+def same_energy(energy, tolerance, what):
+    """The check of a native_reference() program: the energy printed under the simulation
+    is the native run's, to `tolerance`."""
+    def check(output, directory):
+        found = energy.search(output)
+        if not found:
+            return [f"no {what} line"]
+        native = float(Path(directory, "native_energy").read_text())
+        if abs(float(found.group(1)) - native) > tolerance:
+            return [f"{what} {found.group(1)}, {native} natively on one rank"]
+        return []
+    return check
+
+
+# Quantum ESPRESSO's pw.x: a self-consistent field calculation of bulk silicon (the
+# two-atom diamond cell, LDA, 18 Ry cut-off, a 4 x 4 x 4 k-point grid) with the package's
+# own pseudopotential. Its 4 ranks share the plane waves and the FFT grid: all-to-alls
+# and reductions in every iteration.
+QE_PSEUDO_DIR = Path("/usr/share/espresso/pseudo")
+QE_INPUT = f"""&control
+  calculation = 'scf', prefix = 'si', outdir = './out', pseudo_dir = '{QE_PSEUDO_DIR}/'
+/
+&system
+  ibrav = 2, celldm(1) = 10.2, nat = 2, ntyp = 1, ecutwfc = 18.0
+/
+&electrons
+  conv_thr = 1.0d-8
+/
+ATOMIC_SPECIES
+ Si 28.086 Si.pz-vbc.UPF
+ATOMIC_POSITIONS alat
+ Si 0.00 0.00 0.00
+ Si 0.25 0.25 0.25
+K_POINTS automatic
+ 4 4 4 1 1 1
+"""
+QE_TOLERANCE = 1e-6  # Ry: the run converges to 1e-8 Ry and prints 8 decimals
+QE_ENERGY = re.compile(r"^!\s+total energy\s+=\s+(-?\d+\.\d+) Ry", re.MULTILINE)
 
 
 def prepare_gromacs(directory):
@@ -348,9 +386,16 @@ PROGRAMS = {
     },
     "nwchem": {
         "missing": lambda: missing_command("nwchem.openmpi", "nwchem-openmpi"),
-        "prepare": prepare_nwchem,
+        "prepare": native_reference("h2o.nw", NWCHEM_INPUT, ["nwchem.openmpi", "h2o.nw"], NWCHEM_ENERGY, "NWChem"),
         "command": lambda root: ["mpirun", "-np", "4", "nwchem.openmpi", "h2o.nw"],
-        "check": check_nwchem,
+        "check": same_energy(NWCHEM_ENERGY, NWCHEM_TOLERANCE, "Total SCF energy"),
+    },
+    "quantum-espresso": {
+        "missing": lambda: (missing_command("pw.x", "quantum-espresso") or
+                            missing_file(QE_PSEUDO_DIR / "Si.pz-vbc.UPF", "quantum-espresso-data")),
+        "prepare": native_reference("si.in", QE_INPUT, ["pw.x", "-in", "si.in"], QE_ENERGY, "pw.x"),
+        "command": lambda root: ["mpirun", "-np", "4", "pw.x", "-in", "si.in"],
+        "check": same_energy(QE_ENERGY, QE_TOLERANCE, "total energy"),
     },
     "gromacs": {
         "missing": lambda: missing_command("gmx", "gromacs") or missing_command("gmx_mpi", "gromacs"),
