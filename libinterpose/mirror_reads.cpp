@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "runtime.hpp"
 #include "s4bxi/poll_work.hpp"
@@ -19,10 +20,12 @@ volatile bool g_reading = false;
 // empty poll costs the loop next to nothing, where a fast-forward step would charge it
 // hundreds of nanoseconds on every message. Granted by an event, spent by the next empty
 // poll, lost with any other call. Not by an event the rank's own call made without the
-// network (LINK, SEARCH): a loop of PtlMESearch and polls would then never let time pass.
+// network (LINK, SEARCH): a loop of PtlMESearch and polls would then never let time pass,
+// unless the search itself waited out a polling step (search_took_step()).
 // Per thread: only the simulated thread reads locally, but any thread's poll may grant.
 thread_local bool t_free_poll = false;
 thread_local uint64_t t_free_poll_requests = 0;  // requests_made() when it was granted
+thread_local bool t_search_took_step = false;     // the last search's reply said so
 
 bool take_free_poll()
 {
@@ -33,7 +36,9 @@ bool take_free_poll()
 
 void grant_free_poll(const ptl_event_t& event)
 {
-    t_free_poll = event.type != PTL_EVENT_LINK && event.type != PTL_EVENT_SEARCH;
+    bool own = event.type == PTL_EVENT_LINK || event.type == PTL_EVENT_SEARCH;
+    bool stepped = event.type == PTL_EVENT_SEARCH && std::exchange(t_search_took_step, false);
+    t_free_poll = !own || stepped;
     t_free_poll_requests = requests_made();
 }
 
@@ -196,6 +201,11 @@ bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, bool polling, pt
 void after_event(const ptl_event_t& event)
 {
     grant_free_poll(event);
+}
+
+void search_took_step()
+{
+    t_search_took_step = true;
 }
 
 bool ct_get(ptl_handle_ct_t handle, ptl_ct_event_t* event)

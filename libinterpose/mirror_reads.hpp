@@ -20,6 +20,10 @@ bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, bool polling, pt
 // with no other call in between, returns at once (DESIGN.md "Polling").
 void after_event(const ptl_event_t& event);
 
+// The server made the rank's last search wait out a polling step (a probing loop,
+// Call::me_search): the empty poll after its SEARCH event is free.
+void search_took_step();
+
 bool ct_get(ptl_handle_ct_t handle, ptl_ct_event_t* event);
 bool ct_wait(ptl_handle_ct_t handle, ptl_size_t test, ptl_ct_event_t* event);
 bool ct_poll(const ptl_handle_ct_t* handles, const ptl_size_t* tests, unsigned int size, ptl_ct_event_t* event,

@@ -239,6 +239,8 @@ static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_
     wire::MEAppendArgs args = entry_args(ni_handle, pt_index, me, is_le, list, user_ptr);
     const wire::Reply& reply = call(op, &args, sizeof args);
     if (reply.rc == PTL_OK && handle) *handle = result<wire::HandleReply>(reply).handle;
+    if (reply.rc == PTL_OK && op == wire::Op::PtlMESearch && result<wire::HandleReply>(reply).value)
+        mirror_reads::search_took_step();
     return reply.rc;
 }
 

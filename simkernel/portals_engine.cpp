@@ -102,6 +102,7 @@ void poll_found_work(RankPortals& p)
 {
     p.poll_quantum = kPollQuantumStart;
     p.idle_since = -1.0;
+    p.probing = false;
 }
 
 // When the rank last read its event queues (RankPortals::events_looked): in its mirror,
@@ -408,6 +409,22 @@ private:
     {
         ++g_vain_polls;
         p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
+        p_.probing = true;
+    }
+
+    // The fast-forward of a call that waits as an empty poll does (a search in a probing
+    // loop): until a step passes, something arrives for the rank, or the gate ends it at a
+    // stall. Returns true when something arrived.
+    bool fast_forward(const EmptyPoll& poll)
+    {
+        PollInProgress in_poll(p_, poll.deadline);
+        std::unique_lock lock(*p_.mutex);
+        while (!in_poll.ended()) {
+            double until = -1.0;
+            if (arrival_visible(poll, until)) return true;
+            wait_for_activity(lock, until);
+        }
+        return false;
     }
 
     int finish_event(EventQueue& q, const ptl_event_t& event, uint32_t which)
@@ -745,6 +762,19 @@ int Call::me_search()
     if ((a.options & ~mask) || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated ||
         !ct_or_none(a.ct, n->index) || (a.list != PTL_SEARCH_ONLY && a.list != PTL_SEARCH_DELETE))
         return PTL_ARG_INVALID;
+    // A probing loop (MPI_Iprobe until a message comes: a search, its SEARCH event, one
+    // more poll) lets time pass in its searches: a search-only right after an empty poll
+    // or a search that found nothing first waits out a polling step, and the reply tells
+    // the rank that the empty poll after its SEARCH event is free (mirror_reads.cpp). One
+    // round trip per probe instead of two, and the step still grows, so that a long wait
+    // costs few probes. The first search after other work does not wait: a program that
+    // probes once, then does something else, is not delayed.
+    bool step = a.list == PTL_SEARCH_ONLY && p_.probing && !unseen_event_visible();
+    bool arrived = false;
+    if (step) {
+        r_.waiting_on.set([] { return std::string("PtlMESearch in a probing loop"); });
+        arrived = fast_forward(begin_empty_poll());
+    }
     ListEntry probe;
     probe.ni = n->index;
     probe.criteria = criteria_of(a, *n);
@@ -753,6 +783,11 @@ int Call::me_search()
     bool claim = a.list == PTL_SEARCH_DELETE;
     TakenHeaders found = take_unexpected(pt, probe, a.user_ptr, claim);
     report_unexpected(nic(), p_, found, probe, pt.eq, claim);
+    if (step) {
+        out<wire::HandleReply>().value = 1;
+        if (found.events.empty() && !arrived) poll_found_nothing();
+        else poll_found_work();
+    }
     if (found.events.empty()) {
         ptl_event_t event{};
         event.type = PTL_EVENT_SEARCH;
@@ -1297,6 +1332,10 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
     bool data_movement = op == wire::Op::PtlPut || op == wire::Op::PtlGet || op == wire::Op::PtlAtomic ||
                          op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap || op == wire::Op::PtlTriggered;
     if (!data_movement) ++rank.portals_ops;  // data calls count themselves once validated
+    // Any call but a poll or a search ends a polling or probing loop (RankPortals::probing).
+    bool loop_call = op == wire::Op::PtlEQGet || op == wire::Op::PtlEQPoll || op == wire::Op::PtlCTGet ||
+                     op == wire::Op::PtlCTPoll || op == wire::Op::PtlMESearch;
+    if (!loop_call && rank.portals) rank.portals->probing = false;
     int rc = Call(rank, request, reply).run();
     rank.waiting_on.clear();
     if (rank.portals) rank.portals->abort_requested = false;  // an abort meets only the wait it interrupts

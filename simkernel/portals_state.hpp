@@ -134,6 +134,9 @@ struct RankPortals {
     bool abort_requested = false;  // PtlAbort: the blocking wait in progress returns PTL_INTERRUPTED
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
     double idle_since = -1.0;   // start of the current run of empty polls (< 0: none)
+    // The rank's last Portals request to the server was an empty poll or a search that
+    // found nothing, with no other call since: it goes round a polling or probing loop.
+    bool probing = false;
     // The deadline of the empty poll the proxy waits in (< 0: none), which the gate keeps,
     // and whether the gate ended that poll.
     double poll_until = -1.0;
