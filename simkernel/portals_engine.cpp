@@ -405,9 +405,13 @@ private:
 
     void poll_found_work() { sim::poll_found_work(p_); }
 
-    void poll_found_nothing()
+    // `vain`: the poll counts towards the deadlock check (all ranks polling in vain for
+    // kVainPollingWindow). A search that found nothing does not: it costs simulated time
+    // of its own (its SEARCH event's PCIe write), and a program may wait for time to pass
+    // in a probing loop.
+    void poll_found_nothing(bool vain = true)
     {
-        ++g_vain_polls;
+        if (vain) ++g_vain_polls;
         p_.poll_quantum = std::min(p_.poll_quantum * kPollQuantumGrowth, kPollQuantumMax);
         p_.probing = true;
     }
@@ -785,7 +789,7 @@ int Call::me_search()
     report_unexpected(nic(), p_, found, probe, pt.eq, claim);
     if (step) {
         out<wire::HandleReply>().value = 1;
-        if (found.events.empty() && !arrived) poll_found_nothing();
+        if (found.events.empty() && !arrived) poll_found_nothing(false);
         else poll_found_work();
     }
     if (found.events.empty()) {
