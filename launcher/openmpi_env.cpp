@@ -34,6 +34,8 @@ std::vector<OpenMpiSetting> open_mpi_settings(const std::string& components, con
             {"OMPI_MCA_osc", "portals4,sm", false,
              "one-sided over simulated Portals; sm only for windows within one simulated node"},
             {"OMPI_MCA_coll", "^portals4", false, "coll/portals4 reduces MPI_LONG bytewise (Open MPI 4.1 bug)"},
+            {"OMPI_MCA_btl_portals4_max_send_size", "32768", false,
+             "btl/portals4 loses send fragments over its 32 KiB eager limit (Open MPI 4.1 bug)"},
             {"OMPI_MCA_rmaps_base_oversubscribe", "true", false, "more ranks than host cores is normal here"},
         };
     }

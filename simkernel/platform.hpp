@@ -45,7 +45,7 @@ struct NiLimits {
     uint32_t max_cts = 1024;
     uint32_t max_eqs = 960;
     uint32_t max_pt_index = 255;
-    uint32_t max_iovecs = 16384;  // the reference has no iovecs (0)
+    uint32_t max_iovecs = 1 << 20;  // the reference has no iovecs (0); osc/portals4 gives one per contiguous piece
     uint32_t max_list_size = 16582;
     uint32_t max_triggered_ops = 16378;
     uint64_t max_msg_size = 67108864;

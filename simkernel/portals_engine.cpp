@@ -446,6 +446,7 @@ private:
     int pt_alloc();
     int pt_free();
     int pt_enable(bool enable);
+    bool too_many_iovecs(const char* call, uint64_t entries, uint32_t limit) const;
     int md_bind();
     int md_release();
     int me_append();
@@ -673,6 +674,16 @@ int Call::pt_enable(bool enable)
     return PTL_OK;
 }
 
+// An I/O vector longer than the NI allows: PTL_ARG_INVALID, which callers such as Open MPI's
+// osc/portals4 pass on without a word (MPI_ERR_BUFFER from an MPI_Put), hence the warning.
+bool Call::too_many_iovecs(const char* call, uint64_t entries, uint32_t limit) const
+{
+    if (entries <= limit) return false;
+    XBT_WARN("rank %d: %s with an I/O vector of %llu entries, more than nic.limits.max_iovecs (%u): PTL_ARG_INVALID",
+             r_.rank, call, static_cast<unsigned long long>(entries), limit);
+    return true;
+}
+
 int Call::md_bind()
 {
     const auto& a = args<wire::MDBindArgs>();
@@ -681,7 +692,7 @@ int Call::md_bind()
         return PTL_ARG_INVALID;
     // With PTL_IOVEC, `length` counts the entries of the vector at `start`.
     bool iovec = a.options & PTL_IOVEC;
-    if (iovec && a.length > static_cast<uint64_t>(n->limits.max_iovecs)) return PTL_ARG_INVALID;
+    if (iovec && too_many_iovecs("PtlMDBind", a.length, n->limits.max_iovecs)) return PTL_ARG_INVALID;
     auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
     if (!bytes) return PTL_ARG_INVALID;
     uint32_t handle = allocate(p_.mds, HandleKind::MD, n->limits.max_mds);
@@ -713,7 +724,8 @@ int Call::new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out)
         return PTL_ARG_INVALID;
     if (a.list != PTL_PRIORITY_LIST && a.list != PTL_OVERFLOW_LIST) return PTL_ARG_INVALID;
     bool iovec = a.options & PTL_IOVEC;
-    if (iovec && a.length > static_cast<uint64_t>(n->limits.max_iovecs)) return PTL_ARG_INVALID;
+    if (iovec && too_many_iovecs(a.is_le ? "PtlLEAppend" : "PtlMEAppend", a.length, n->limits.max_iovecs))
+        return PTL_ARG_INVALID;
     auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
     if (!bytes) return PTL_ARG_INVALID;
     PortalTableEntry& pt = n->table[a.pt_index];

@@ -183,7 +183,7 @@ def case_trace():
 # there: it has no I/O vectors) and the ordered sizes (0 there, on which Open MPI loops).
 REFERENCE_LIMITS = {
     "max_entries": (4080, 16319), "max_unexpected_headers": (16319, 16319), "max_mds": (1024, 8191),
-    "max_cts": (1024, 2047), "max_eqs": (960, 2046), "max_pt_index": (255, 255), "max_iovecs": (16384, 16384),
+    "max_cts": (1024, 2047), "max_eqs": (960, 2046), "max_pt_index": (255, 255), "max_iovecs": (1048576, 1048576),
     "max_list_size": (16582, 65535), "max_triggered_ops": (16378, 16378), "max_msg_size": (67108864, 67108864),
     "max_atomic_size": (1024, 1024), "max_fetch_atomic_size": (64, 64), "max_waw_ordered_size": (64, 64),
     "max_war_ordered_size": (64, 64), "max_volatile_size": (64, 64),

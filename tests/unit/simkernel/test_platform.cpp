@@ -170,7 +170,7 @@ TEST_CASE("NI limits: the reference's defaults and caps, one key and one variabl
     CHECK((d.max_cts == 1024 && c.max_cts == 2047));
     CHECK((d.max_eqs == 960 && c.max_eqs == 2046));
     CHECK((d.max_pt_index == 255 && c.max_pt_index == 255));
-    CHECK((d.max_iovecs == 16384 && c.max_iovecs == 16384));
+    CHECK((d.max_iovecs == 1048576 && c.max_iovecs == 1048576));
     CHECK((d.max_list_size == 16582 && c.max_list_size == 65535));
     CHECK((d.max_triggered_ops == 16378 && c.max_triggered_ops == 16378));
     CHECK((d.max_msg_size == 67108864 && c.max_msg_size == 67108864));
@@ -207,7 +207,7 @@ TEST_CASE("NI limits: the reference's defaults and caps, one key and one variabl
 TEST_CASE("NI limits are read from [nic.limits] and [nic.limit_caps] and overridden like any key")
 {
     PlatformSpec spec = parse_platform("[nic.limits]\nmax_entries = 100\nmax_pt_index = 31\nmax_msg_size = 4096\n"
-                                       "[nic.limit_caps]\nmax_entries = 200\nmax_iovecs = 20000\n",
+                                       "max_iovecs = 100\n[nic.limit_caps]\nmax_entries = 200\nmax_iovecs = 20000\n",
                                        "limits.toml");
     CHECK(spec.ni_limits.max_entries == 100);
     CHECK(spec.ni_limits.max_pt_index == 31);
@@ -215,7 +215,7 @@ TEST_CASE("NI limits are read from [nic.limits] and [nic.limit_caps] and overrid
     CHECK(spec.ni_limit_caps.max_entries == 200);
     CHECK(spec.ni_limit_caps.max_iovecs == 20000);
     CHECK(spec.ni_limit_caps.max_mds == 8191);
-    CHECK(spec.origins.at("nic.limit_caps.max_iovecs") == "platform file limits.toml:7");
+    CHECK(spec.origins.at("nic.limit_caps.max_iovecs") == "platform file limits.toml:8");
     apply_overrides(spec, with({{"S4BXI_NIC_LIMITS_MAX_CTS", "5"}}, {"nic.limit_caps.max_msg_size=8192"}));
     CHECK(spec.ni_limits.max_cts == 5);
     CHECK(spec.ni_limit_caps.max_msg_size == 8192);
