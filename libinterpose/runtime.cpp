@@ -191,8 +191,13 @@ void register_rank()
         address.sun_family = AF_UNIX;
         if (strlen(socket_path) >= sizeof address.sun_path) fatal("S4BXI_SOCKET path is too long");
         strcpy(address.sun_path, socket_path);
-        if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+        if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+            // The server stops listening once the world it was given has registered.
+            if (errno == ECONNREFUSED)
+                fatal("not supported yet: a rank that starts after the run's ranks have all registered "
+                      "(MPI_Comm_spawn, a second mpirun under the same s4bxi-launch)");
             fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
+        }
         attach(fd, 0, nullptr);
         char text[32];
         snprintf(text, sizeof text, "%d", g_state.pid);
@@ -624,6 +629,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     request.op = static_cast<uint32_t>(op);
     request.seq = request.seq + 1;  // the server's trap also posts on this slot
     request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
+    request.other_thread = simulated_thread ? 0 : 1;
     if (args_size) memcpy(request.args, args, args_size);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
     ring_doorbell(*g_state.doorbell);

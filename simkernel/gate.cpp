@@ -42,18 +42,15 @@ std::string describe_ranks()
 {
     std::string text;
     for (auto& r : context().registry.ranks()) {
-        text += fmt::format("\n  rank {} (pid {}, {}): {}", r->rank, r->pid, r->node_name, to_string(r->phase));
+        text += fmt::format("\n  rank {} (pid {}, {}): ", r->rank, r->pid, r->node_name);
+        if (r->outside_wait != OutsideWait::None && r->phase != RankPhase::Finished && r->phase != RankPhase::Dead) {
+            text += fmt::format("outside the simulation in {} ({})", r->outside_what, to_string(r->outside_wait));
+            continue;
+        }
+        text += to_string(r->phase);
         if (r->phase == RankPhase::Waiting && !r->waiting_on.empty()) text += " in " + r->waiting_on.str();
     }
     return text;
-}
-
-uint64_t process_cpu_ns(pid_t pid)
-{
-    clockid_t clock;
-    timespec ts{};
-    if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0) return 0;
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 bool posted(const RankRecord& r)
@@ -72,9 +69,13 @@ bool thread_sleeping(const RankRecord& r)
     return state == 'S' || state == 'D';
 }
 
-// Computing <-> blocked outside, from the progress of the rank's CPU clock and the state
-// of its simulated thread. Blocked takes two looks at least blocked_window apart that
-// both found the thread asleep, with no CPU time used and no request made in between: a
+// Computing <-> blocked outside, from the CPU clock and the state of the rank's simulated
+// thread. Its other threads (a runtime's worker spinning, another thread in MPI_Init_thread's
+// wait loops) do not live in simulated time and do not hold it: taking their CPU time for
+// the rank's would hold every rank while the simulated thread waits for them, and any of
+// their requests that needs simulated time to pass would never complete. Blocked takes
+// two looks at least blocked_window apart that both found the thread asleep, with no CPU
+// time used and no request of its own made in between: a
 // single look after the server itself went without a CPU for a while (a loaded machine)
 // could otherwise catch a computing rank in a brief sleep of its own, such as the futex
 // wait for the reply to a request it posted just after the gate looked at its slot. A
@@ -82,8 +83,8 @@ bool thread_sleeping(const RankRecord& r)
 // model the run would no longer be the same from one run to the next.
 void update_cpu_progress(RankRecord& r, double now)
 {
-    uint64_t cpu = process_cpu_ns(r.pid);
-    uint32_t request = r.slot.object->request.seq;
+    uint64_t cpu = r.thread_cpu.now_ns();
+    uint64_t request = r.simulated_thread_requests;
     if (cpu != r.cpu_seen_ns) {
         r.cpu_seen_ns = cpu;
         r.asleep_since_wall = -1.0;
@@ -260,7 +261,8 @@ void end_polls_at_stall(double window)
     } else if (now - streak_since > window) {
         context().outcome.fail("deadlock",
                                fmt::format("deadlock at simulated time {:.9f} s: for {:.0f} s of wall time every rank "
-                                           "has polled in vain, with nothing on its way to any of them:{}",
+                                           "has polled in vain or waited in a fence for the others, with nothing on "
+                                           "its way to any of them:{}",
                                            sg4::Engine::get_clock(), window, describe_ranks()),
                                kExitDeadlock);
         return;
@@ -299,6 +301,8 @@ void dispatch(const std::vector<RankRecord*>& batch)
 {
     for (RankRecord* r : batch) {  // in rank order: the registry is sorted
         r->request = r->slot.object->request;
+        if (!r->request.other_thread) ++r->simulated_thread_requests;
+        r->phase_before_dispatch = r->phase;
         r->phase = RankPhase::Waiting;
         end_outside_wait(*r);
         r->dispatch->release();
@@ -378,6 +382,7 @@ void gate_actor()
         bool all_done = true;
         bool computing = false;
         bool outside = false;
+        bool unannounced_outside = false;  // blocked outside, in a wait of its own (a pipe, a socket)
         std::vector<RankRecord*> batch;
         double now = wall_now();
         for (auto& rank : ctx.registry.ranks()) {
@@ -419,6 +424,7 @@ void gate_actor()
             if (check) update_cpu_progress(r, now);
             computing |= r.phase == RankPhase::Computing;
             outside |= r.phase == RankPhase::BlockedOutside;
+            unannounced_outside |= r.phase == RankPhase::BlockedOutside;
         }
         if (ctx.outcome.failed()) continue;
         if (all_done) return;
@@ -458,7 +464,10 @@ void gate_actor()
         }
         if (!quiet()) continue;
         if (earliest_poll_deadline() >= 0) {  // the ranks outside may be waiting for the polling ones
-            end_polls_at_stall(ctx.config.outside_deadlock_timeout);
+            // Ranks in an announced fence wait for the polling ones to enter it, which
+            // vain polls do not bring nearer: as good as every rank polling in vain.
+            end_polls_at_stall(unannounced_outside ? ctx.config.outside_deadlock_timeout
+                                                   : std::min(kVainPollingWindow, ctx.config.outside_deadlock_timeout));
             continue;
         }
         // The simulation is quiet; only the blocked-outside ranks can move things.

@@ -129,8 +129,15 @@ void rank_proxy(RankRecord* rank)
         ++g_requests_served;
         r.waiting_on.clear();
         reply.sim_time = sg4::Engine::get_clock();
-        r.phase = finished ? RankPhase::Finished : RankPhase::Computing;
-        r.asleep_since_wall = -1.0;
+        if (finished) {
+            r.phase = RankPhase::Finished;
+        } else if (request.other_thread) {
+            // The simulated thread was not in this call: it goes on as it was.
+            r.phase = r.phase_before_dispatch;
+        } else {
+            r.phase = RankPhase::Computing;
+            r.asleep_since_wall = -1.0;
+        }
         mark_reply(r);
         publish_reply(*r.slot.object);
         ctx.gate_wakeup->release();

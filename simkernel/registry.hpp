@@ -70,12 +70,14 @@ struct RankRecord {
     bool service_mode = false;  // its messages use the NIC's service VNs (--service-ranks)
 
     RankPhase phase = RankPhase::Computing;
-    // Blocked-outside detection: the process's CPU time last seen; since when (wall
-    // seconds) its simulated thread has been seen asleep at every look, with that CPU time
-    // and no new request (< 0: it was not, at the last look); the request it had made then.
+    RankPhase phase_before_dispatch = RankPhase::Computing;  // restored after another thread's request
+    // Blocked-outside detection: the simulated thread's CPU time last seen; since when (wall
+    // seconds) it has been seen asleep at every look, with that CPU time and no new request
+    // (< 0: it was not, at the last look); how many requests it had made then.
     uint64_t cpu_seen_ns = 0;
     double asleep_since_wall = -1.0;
-    uint32_t asleep_request = 0;
+    uint64_t asleep_request = 0;
+    uint64_t simulated_thread_requests = 0;  // dispatched requests of the simulated thread
     double checked_wall = 0.0;  // when the gate last looked at its socket and CPU clock
     ThreadCpuClock thread_cpu;  // of its simulated thread: how far a computing rank got
     uint32_t aborts_seen = 0;   // the slot's PtlAbort counter, as last acted upon

@@ -125,6 +125,10 @@ struct Request {
     uint32_t op;      // Op
     uint32_t seq;     // echoed in the reply
     uint64_t cpu_ns;  // CPU time of the simulated thread since the last reply
+    // 1 when another thread of the rank made the request: its reply leaves the simulated
+    // thread's state (computing or blocked outside) as it was.
+    uint32_t other_thread;
+    uint32_t reserved;
     alignas(8) uint8_t args[kArgBytes];
 };
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""An MPI deadlock is reported, not waited out: rank 1 waits in MPI_Recv for a message that
+rank 0 never sends, rank 0 waits for rank 1 in MPI_Finalize's PMIx fence. Rank 1 polls in
+vain and rank 0's fence cannot end without it, so the launcher must stop with a deadlock
+report naming both waits after the 10 s vain-polling window, not after --deadlock-timeout
+(300 s by default, for ranks blocked outside in waits the simulation knows nothing of),
+and leave no process behind.
+
+usage: check_mpi_deadlock.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mpi_run_env import launch_environment
+
+SKIP = 77
+WINDOW = 10  # s: the vain-polling window (docs/usage.md, --deadlock-timeout)
+
+
+def main(argv):
+    if "--skip" in argv:
+        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
+        return SKIP
+    launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_deadlock"
+    if not program.exists() or not shutil.which("mpirun"):
+        print("SKIP: mpi_deadlock or mpirun missing")
+        return SKIP
+    env = launch_environment()
+    env.pop("LD_PRELOAD", None)
+    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "200", "--", "mpirun", "-np", "2",
+               str(program)]
+    print("$", " ".join(command), flush=True)
+    start = time.monotonic()
+    run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=250)
+    elapsed = time.monotonic() - start
+    print(f"status {run.returncode} after {elapsed:.1f} s\n--- stdout\n{run.stdout}--- stderr\n{run.stderr}---")
+    errors = []
+    if run.returncode == 0:
+        errors.append("exit status 0")
+    if f"for {WINDOW} s of wall time" not in run.stderr or "deadlock" not in run.stderr:
+        errors.append(f"no deadlock report naming the {WINDOW} s window")
+    lines = run.stderr.splitlines()
+    if not any(line.strip().startswith("rank 1 ") and "in the simulation in Ptl" in line for line in lines):
+        errors.append("rank 1's wait (a Portals poll) is not named")
+    if not any(line.strip().startswith("rank 0 ") and "PMIx_Fence" in line for line in lines):
+        errors.append("rank 0's PMIx fence is not named")
+    if elapsed > 6 * WINDOW:
+        errors.append(f"took {elapsed:.0f} s")
+    leftover = subprocess.run(["pgrep", "-x", program.name], capture_output=True, text=True).stdout.split()
+    if leftover:
+        errors.append(f"processes left behind: {leftover}")
+    if errors:
+        print("FAIL: " + "; ".join(errors), file=sys.stderr)
+        return 1
+    print(f"ok: deadlock reported after {elapsed:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
