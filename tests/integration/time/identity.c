@@ -1,6 +1,11 @@
-/* Prints "rank R host NAME" from gethostname(); checks that uname() agrees and that a
- * second thread sees the same name. Exit status 0 when they agree.
+/* Prints "rank R host NAME" from gethostname(); checks that uname() agrees, that a second
+ * thread sees the same name, and that the name, and another simulated node's, resolve
+ * (getaddrinfo, gethostbyname, gethostbyname_r) to a loopback address. Exit status 0 when
+ * all hold.
  */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +20,34 @@ static void* thread_main(void* unused)
     (void)unused;
     if (gethostname(from_thread, sizeof from_thread) != 0) from_thread[0] = '\0';
     return NULL;
+}
+
+/* 0 when `name` resolves, through every lookup function, to loopback addresses only. */
+static int resolves_to_loopback(const char* name)
+{
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+    struct addrinfo* found = NULL;
+    int rc = getaddrinfo(name, "4000", &hints, &found);
+    if (rc != 0) {
+        fprintf(stderr, "identity: getaddrinfo(%s): %s\n", name, gai_strerror(rc));
+        return 1;
+    }
+    int bad = 0;
+    for (struct addrinfo* a = found; a; a = a->ai_next) {
+        const struct sockaddr_in* in = (const struct sockaddr_in*)a->ai_addr;
+        if (ntohl(in->sin_addr.s_addr) >> 24 != 127 || ntohs(in->sin_port) != 4000) bad = 1;
+    }
+    freeaddrinfo(found);
+    struct hostent* entry = gethostbyname(name);
+    if (!entry || entry->h_addrtype != AF_INET || (unsigned char)entry->h_addr_list[0][0] != 127) bad = 1;
+    struct hostent storage, *result = NULL;
+    char buffer[1024];
+    int error = 0;
+    if (gethostbyname_r(name, &storage, buffer, sizeof buffer, &result, &error) != 0 || !result ||
+        (unsigned char)result->h_addr_list[0][0] != 127)
+        bad = 1;
+    if (bad) fprintf(stderr, "identity: %s does not resolve to a loopback address\n", name);
+    return bad;
 }
 
 int main(void)
@@ -34,5 +67,5 @@ int main(void)
         fprintf(stderr, "identity: gethostname %s, uname %s, other thread %s\n", name, u.nodename, from_thread);
         return 1;
     }
-    return 0;
+    return resolves_to_loopback(name) || resolves_to_loopback("node0");
 }
