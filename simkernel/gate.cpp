@@ -301,10 +301,14 @@ void dispatch(const std::vector<RankRecord*>& batch)
 {
     for (RankRecord* r : batch) {  // in rank order: the registry is sorted
         r->request = r->slot.object->request;
-        if (!r->request.other_thread) ++r->simulated_thread_requests;
+        // Another thread's request says nothing of the simulated thread, which may still
+        // be in the wait it announced (a PMIx fence).
+        if (!r->request.other_thread) {
+            ++r->simulated_thread_requests;
+            end_outside_wait(*r);
+        }
         r->phase_before_dispatch = r->phase;
         r->phase = RankPhase::Waiting;
-        end_outside_wait(*r);
         r->dispatch->release();
     }
 }
@@ -423,8 +427,9 @@ void gate_actor()
             }
             if (check) update_cpu_progress(r, now);
             computing |= r.phase == RankPhase::Computing;
-            outside |= r.phase == RankPhase::BlockedOutside;
-            unannounced_outside |= r.phase == RankPhase::BlockedOutside;
+            bool blocked = r.phase == RankPhase::BlockedOutside;
+            outside |= blocked;
+            unannounced_outside |= blocked;
         }
         if (ctx.outcome.failed()) continue;
         if (all_done) return;
