@@ -7,7 +7,6 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
-#include <atomic>
 #include <cstring>
 
 #include "runtime.hpp"
@@ -33,16 +32,12 @@ const char* resolvable(const char* name)
     return simulated_node_name(name) ? "localhost" : name;
 }
 
-// libc's own function, looked up once per caller (`cache` is the caller's).
-template <class Fn>
-Fn real(std::atomic<void*>& cache, const char* symbol)
+// The definition that `Self` (one of ours below) hides: libc's, looked up once.
+template <auto Self>
+decltype(Self) next(const char* symbol)
 {
-    void* fn = cache.load(std::memory_order_acquire);
-    if (!fn) {
-        fn = dlsym(RTLD_NEXT, symbol);
-        cache.store(fn, std::memory_order_release);
-    }
-    return reinterpret_cast<Fn>(fn);
+    static const auto fn = reinterpret_cast<decltype(Self)>(dlsym(RTLD_NEXT, symbol));
+    return fn;
 }
 
 }  // namespace
@@ -50,42 +45,32 @@ Fn real(std::atomic<void*>& cache, const char* symbol)
 S4BXI_EXPORT int getaddrinfo(const char* node, const char* service, const struct addrinfo* hints,
                              struct addrinfo** result)
 {
-    using Fn = int (*)(const char*, const char*, const struct addrinfo*, struct addrinfo**);
-    static std::atomic<void*> cache{nullptr};
-    auto fn = real<Fn>(cache, "getaddrinfo");
+    auto fn = next<getaddrinfo>("getaddrinfo");
     return fn ? fn(resolvable(node), service, hints, result) : EAI_SYSTEM;
 }
 
 S4BXI_EXPORT struct hostent* gethostbyname(const char* name)
 {
-    using Fn = struct hostent* (*)(const char*);
-    static std::atomic<void*> cache{nullptr};
-    auto fn = real<Fn>(cache, "gethostbyname");
+    auto fn = next<gethostbyname>("gethostbyname");
     return fn ? fn(resolvable(name)) : nullptr;
 }
 
 S4BXI_EXPORT struct hostent* gethostbyname2(const char* name, int family)
 {
-    using Fn = struct hostent* (*)(const char*, int);
-    static std::atomic<void*> cache{nullptr};
-    auto fn = real<Fn>(cache, "gethostbyname2");
+    auto fn = next<gethostbyname2>("gethostbyname2");
     return fn ? fn(resolvable(name), family) : nullptr;
 }
 
 S4BXI_EXPORT int gethostbyname_r(const char* name, struct hostent* entry, char* buffer, size_t length,
                                  struct hostent** result, int* error)
 {
-    using Fn = int (*)(const char*, struct hostent*, char*, size_t, struct hostent**, int*);
-    static std::atomic<void*> cache{nullptr};
-    auto fn = real<Fn>(cache, "gethostbyname_r");
+    auto fn = next<gethostbyname_r>("gethostbyname_r");
     return fn ? fn(resolvable(name), entry, buffer, length, result, error) : ENOSYS;
 }
 
 S4BXI_EXPORT int gethostbyname2_r(const char* name, int family, struct hostent* entry, char* buffer, size_t length,
                                   struct hostent** result, int* error)
 {
-    using Fn = int (*)(const char*, int, struct hostent*, char*, size_t, struct hostent**, int*);
-    static std::atomic<void*> cache{nullptr};
-    auto fn = real<Fn>(cache, "gethostbyname2_r");
+    auto fn = next<gethostbyname2_r>("gethostbyname2_r");
     return fn ? fn(resolvable(name), family, entry, buffer, length, result, error) : ENOSYS;
 }

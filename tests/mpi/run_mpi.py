@@ -42,7 +42,6 @@ Known limits, passed to the programs (docs/openmpi.md):
   (uninitialised memory from its free list: MPI_Wait fails as soon as malloc'd memory is not
   zero, e.g. under meson's MALLOC_PERTURB_): with "portals", mpi_coll runs
   --no-nonblocking; "portals-sw" and "tcp" test them through coll libnbc.
-
 - osc pt2pt (the "portals-sw", "btl" and "tcp" configurations) is not re-entrant: a target
   that serves several ranks' MPI_Fetch_and_op, MPI_Compare_and_swap and MPI_Get_accumulate
   under lock_all can take a lock it already holds, from a reply's send that progresses into
