@@ -155,6 +155,19 @@ bool rank_gone(RankRecord& r)
     return true;
 }
 
+// Looks at every unfinished rank's socket now, whenever it was last looked at; true if
+// one of them is gone.
+bool any_rank_gone()
+{
+    for (auto& rank : context().registry.ranks()) {
+        RankRecord& r = *rank;
+        if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
+        r.checked_wall = wall_now();
+        if (rank_gone(r)) return true;
+    }
+    return false;
+}
+
 // Time to the next simulated event, or -1 if nothing in the simulation is pending.
 double next_event_delay()
 {
@@ -449,6 +462,10 @@ void gate_actor()
         double polls = earliest_poll_deadline();
         if (!outside) {  // every rank waits in the simulation: let time advance
             if (polls < 0) {
+                // With nothing under way, only a rank can wake the gate, and the engine
+                // reports a deadlock at once: a rank whose process ended since its last
+                // look (a thread that called exit while it waited) must be seen first.
+                if (!activity_pending() && any_rank_gone()) continue;
                 park_gate();
                 continue;
             }

@@ -13,7 +13,8 @@ launcher, program = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as d:
     summary_path = os.path.join(d, "run.json")
     run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "60", "--summary",
-                          summary_path, program], capture_output=True, text=True, timeout=90)
+                          summary_path, program, os.path.join(d, "rank0.pid")],
+                         capture_output=True, text=True, timeout=90)
     print(run.stdout, run.stderr)
     summary = json.load(open(summary_path))
 if run.returncode != 3:
