@@ -24,8 +24,14 @@ public:
     static constexpr double kStepFraction = 0.125;  // of the time spent spinning so far
     static constexpr double kLongestStep = 100e-6;  // simulated seconds
 
-    // A reading of `now` (simulated seconds) while the rank's last request is number
-    // `request`; returns the simulated sleep to take before answering it (0: none).
+    // A reading of `now` (simulated seconds) after the simulated thread's `request`th
+    // request of the program's: a count that leaves out the interposer's own requests (the
+    // yield of a reading that found the rank had gone without CPU for a while) and the
+    // requests of the rank's other threads. The interposer's yield is not the program
+    // doing something, or whether a busy-wait ends after 1000 or 2000 readings, and so its
+    // simulated length, would depend on the machine's load; another thread's requests (a
+    // progress thread polling) would restart the count for ever, and the busy-wait would
+    // never end. Returns the simulated sleep to take before answering (0: none).
     double reading(double now, uint32_t request)
     {
         if (request != request_ || now != value_) {
@@ -43,17 +49,6 @@ public:
 
     // The sleep reading() asked for was taken, and was request number `request`.
     void slept(uint32_t request) { after_own_sleep_ = request; }
-
-    // The interposer made request `after` on its own, right after request `before` (the
-    // yield of a reading that found the rank had gone without CPU for a while: a loaded
-    // machine descheduled it). The program did nothing: the count and the spin go on as
-    // if there had been no request, or whether a busy-wait ends after 1000 or 2000
-    // readings, and so its simulated length, would depend on the machine's load.
-    void own_request(uint32_t before, uint32_t after)
-    {
-        if (request_ == before) request_ = after;
-        if (after_own_sleep_ == before) after_own_sleep_ = after;
-    }
 
 private:
     double value_ = -1.0;

@@ -61,6 +61,8 @@ struct RankState {
 RankState g_state;
 // Calls of call() by this thread, answered locally or not.
 thread_local __attribute__((tls_model("initial-exec"))) uint64_t t_requests = 0;
+// This thread's request holds the slot (g_state.in_call: some thread's does).
+thread_local __attribute__((tls_model("initial-exec"))) bool t_in_call = false;
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
@@ -375,11 +377,10 @@ void publish_threads_clock_offset(int64_t offset_ns)
 // have become a clock spin (clock_spin.hpp), which sleeps first.
 double zero_model_reading(int64_t wall_ns)
 {
-    wire::Slot& slot = *g_state.slot;
     double now = sim_time_at_reply();
-    if (double sleep = g_state.clock_spin.reading(now, slot.request.seq); sleep > 0) {
+    if (double sleep = g_state.clock_spin.reading(now, static_cast<uint32_t>(t_requests)); sleep > 0) {
         simulated_sleep(sleep);
-        g_state.clock_spin.slept(slot.request.seq);
+        g_state.clock_spin.slept(static_cast<uint32_t>(t_requests));
         now = sim_time_at_reply();
         wall_ns = host_monotonic_ns();
     }
@@ -393,9 +394,11 @@ double virtual_now()
 {
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
     int64_t wall_ns = host_monotonic_ns();
-    // Within a request (a signal handler), from a nested reading, or off the simulated
-    // thread: the clock as it stands, no accounting.
-    if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread())
+    // Within a request of this thread's (a signal handler), from a nested reading, or off
+    // the simulated thread: the clock as it stands, no accounting. Another thread's request
+    // leaves the simulated thread's clock to it: a progress thread that polls all the time
+    // must not keep a busy-wait's readings from counting (clock_spin.hpp).
+    if (!g_state.active || t_in_call || g_state.in_reading || !on_simulated_thread())
         return clock_at(sim_time_at_reply(), thread_cpu_ns(),
                         g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
     const bool zero_model = zero_cpu_model();
@@ -419,14 +422,12 @@ double virtual_now()
     if (wall_since_reply - cpu_since_reply > kBlockedOutsideNs) {
         std::atomic_signal_fence(std::memory_order_seq_cst);
         g_state.in_reading = false;
-        uint32_t before = slot.request.seq;
         simulated_yield();  // a reading of its own (call())
         // Not the program's call: it neither spends a free poll (mirror_reads.cpp) nor
         // ends a clock spin. Under the zero model a rank the machine merely descheduled
         // comes back to the date it left, and the run goes on as if it had not been away.
         --t_requests;
         if (!zero_model) return sim_time_at_reply();
-        g_state.clock_spin.own_request(before, slot.request.seq);
         return zero_model_reading(host_monotonic_ns());
     }
     uint64_t base = account_reading(cpu_ns, wall_ns);
@@ -616,6 +617,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     SlotTurn turn;
     claim_slot();
     g_state.in_call = true;
+    t_in_call = true;
     // The request and the reply are readings of the CPU clock (cpu_accounting.hpp): the
     // wall stamps frame the application's time between our readings. A request from a
     // nested reading is charged as it stands. Another thread's request leaves the rank's
@@ -647,6 +649,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (!simulated_thread) {
         slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
         g_state.in_call = false;
+        t_in_call = false;
         return t_last_reply;
     }
     uint64_t bits;
@@ -664,6 +667,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     g_state.ledger.returned(accounted ? wall_ns : 0);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
     g_state.in_call = false;
+    t_in_call = false;
     return t_last_reply;
 }
 

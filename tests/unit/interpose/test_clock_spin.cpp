@@ -96,38 +96,3 @@ TEST_CASE("a request of the program's own ends the spin: the next one starts fro
     spin.reading(6.0, 100);  // request 100 was the program's (a Portals call, say)
     CHECK(read_times(spin, 6.0, 100, ClockSpin::kReadings) == ClockSpin::kFirstStep);
 }
-
-TEST_CASE("a request the interposer makes on its own neither ends a spin nor restarts its count")
-{
-    // The same busy-wait twice: once read without interruption, once with a yield of the
-    // interposer's (a descheduled rank) in the middle of a count and one after a sleep.
-    auto busy_wait = [](bool with_yields) {
-        ClockSpin spin;
-        uint32_t request = 1;
-        double now = 3.0, slept = 0.0;
-        spin.reading(now, request);
-        for (int reading = 1; slept < 1e-3; ++reading) {
-            if (with_yields && (reading % 1700 == 0 || reading % 2900 == 1)) {
-                spin.own_request(request, request + 1);
-                ++request;
-            }
-            if (double sleep = spin.reading(now, request); sleep > 0) {
-                spin.slept(++request);
-                now += sleep;
-                slept += sleep;
-            }
-        }
-        return now;
-    };
-    CHECK(busy_wait(true) == busy_wait(false));
-}
-
-TEST_CASE("a request of the program's before the interposer's own still ends the spin")
-{
-    ClockSpin spin;
-    spin.reading(1.0, 1);
-    read_times(spin, 1.0, 1, ClockSpin::kReadings - 10);
-    spin.own_request(2, 3);  // request 2 was the program's: the count restarts at 3
-    CHECK(read_times(spin, 1.0, 3, ClockSpin::kReadings) == 0.0);
-    CHECK(spin.reading(1.0, 3) == ClockSpin::kFirstStep);
-}
