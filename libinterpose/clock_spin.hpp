@@ -25,9 +25,10 @@ public:
     static constexpr double kLongestStep = 100e-6;  // simulated seconds
 
     // A reading of `now` (simulated seconds) after the simulated thread's `request`th
-    // request of the program's: a count that leaves out the interposer's own requests (the
-    // yield of a reading that found the rank had gone without CPU for a while) and the
-    // requests of the rank's other threads. The interposer's yield is not the program
+    // request of the program's to the server: a count that leaves out the calls answered
+    // without the server (during an outside episode, whose length is real time), the
+    // interposer's own requests (the yield of a reading that found the rank had gone
+    // without CPU for a while) and the requests of the rank's other threads. The interposer's yield is not the program
     // doing something, or whether a busy-wait ends after 1000 or 2000 readings, and so its
     // simulated length, would depend on the machine's load; another thread's requests (a
     // progress thread polling) would restart the count for ever, and the busy-wait would

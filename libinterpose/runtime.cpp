@@ -61,6 +61,9 @@ struct RankState {
 RankState g_state;
 // Calls of call() by this thread, answered locally or not.
 thread_local __attribute__((tls_model("initial-exec"))) uint64_t t_requests = 0;
+// Requests this thread posted on the slot (the ones answered locally left out): what a
+// clock spin takes for the program doing something (clock_spin.hpp).
+thread_local __attribute__((tls_model("initial-exec"))) uint32_t t_posted = 0;
 // This thread's request holds the slot (g_state.in_call: some thread's does).
 thread_local __attribute__((tls_model("initial-exec"))) bool t_in_call = false;
 
@@ -378,9 +381,9 @@ void publish_threads_clock_offset(int64_t offset_ns)
 double zero_model_reading(int64_t wall_ns)
 {
     double now = sim_time_at_reply();
-    if (double sleep = g_state.clock_spin.reading(now, static_cast<uint32_t>(t_requests)); sleep > 0) {
+    if (double sleep = g_state.clock_spin.reading(now, t_posted); sleep > 0) {
         simulated_sleep(sleep);
-        g_state.clock_spin.slept(static_cast<uint32_t>(t_requests));
+        g_state.clock_spin.slept(t_posted);
         now = sim_time_at_reply();
         wall_ns = host_monotonic_ns();
     }
@@ -422,11 +425,13 @@ double virtual_now()
     if (wall_since_reply - cpu_since_reply > kBlockedOutsideNs) {
         std::atomic_signal_fence(std::memory_order_seq_cst);
         g_state.in_reading = false;
+        uint32_t posted = t_posted;
         simulated_yield();  // a reading of its own (call())
         // Not the program's call: it neither spends a free poll (mirror_reads.cpp) nor
         // ends a clock spin. Under the zero model a rank the machine merely descheduled
         // comes back to the date it left, and the run goes on as if it had not been away.
         --t_requests;
+        t_posted = posted;
         if (!zero_model) return sim_time_at_reply();
         return zero_model_reading(host_monotonic_ns());
     }
@@ -614,6 +619,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     const bool simulated_thread = on_simulated_thread();
     if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;
+    ++t_posted;
     SlotTurn turn;
     claim_slot();
     g_state.in_call = true;
