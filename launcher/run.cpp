@@ -89,7 +89,7 @@ struct Child {
 };
 
 enum class ServerStage { Running, WaitingExit, Terminated, Killed };
-enum class GraceReason { None, ServerEnded, Interrupted };
+enum class GraceReason { None, ServerEnded, Interrupted, RankFailed };
 
 class Supervisor {
 public:
@@ -521,6 +521,17 @@ void Supervisor::on_exit(pid_t pid, int wstatus)
                 // It has printed its diagnosis; without it the command cannot go on.
                 if (first_rank_failure_) {
                     log::info("the simulation server {}; stopping the remaining ranks", describe_status(wstatus));
+                } else if (!timed_out_ && !interrupted_ && !o.spawn_mode() &&
+                           decode_status(wstatus) == kServerExitRankCrash) {
+                    // A rank died: the process manager stops the others (MPI_Abort, a
+                    // failed rank) and exits with the status that says why.
+                    log::info("the simulation server reported a rank's end; waiting up to {} s for the command to "
+                              "end",
+                              kRankFailureGrace);
+                    server_failed_during_run_ = true;
+                    command_grace_ = after(kRankFailureGrace);
+                    grace_reason_ = GraceReason::RankFailed;
+                    return;
                 } else if (!timed_out_ && !interrupted_) {
                     log::error("the simulation ended (the server {}) while the {} still running; stopping {}",
                                describe_status(wstatus), o.spawn_mode() ? "ranks were" : "command was",
@@ -631,7 +642,11 @@ void Supervisor::check_deadlines()
     if (command_grace_ && now >= *command_grace_) {
         command_grace_.reset();
         if (children_alive_ > 0) {
-            if (grace_reason_ == GraceReason::ServerEnded) {
+            if (grace_reason_ == GraceReason::RankFailed) {
+                log::error("the command was still running {} s after the simulation server reported a rank's end; "
+                           "killing it",
+                           kRankFailureGrace);
+            } else if (grace_reason_ == GraceReason::ServerEnded) {
                 launcher_error_ = fmt::format("the {} still running {} s after the simulation ended",
                                               plan_.options.spawn_mode() ? "ranks were" : "command was",
                                               kCommandGrace);
@@ -732,10 +747,13 @@ int Supervisor::exit_status() const
     if (interrupted_) return 128 + interrupted_;
     if (first_rank_failure_) return *first_rank_failure_;
     int server = server_pid_ > 0 ? decode_status(server_wstatus_) : 0;
-    if (server_failed_during_run_) return server != 0 ? server : 1;
-    if (launcher_failure_) return launcher_failure_;
     int command = 0;
     if (!plan_.options.spawn_mode() && !children_.empty()) command = decode_status(children_.front().wstatus);
+    // After a rank's death, the command's own failure says why (MPI_Abort's code), unless
+    // it had to be killed.
+    if (grace_reason_ == GraceReason::RankFailed && command != 0 && !stopping_command_) return command;
+    if (server_failed_during_run_) return server != 0 ? server : 1;
+    if (launcher_failure_) return launcher_failure_;
     if (command != 0) return command;
     return server;
 }

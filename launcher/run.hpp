@@ -14,6 +14,8 @@ namespace s4bxi::launcher {
 inline constexpr int kExitUsage = 2;             // bad options, program or platform file
 inline constexpr int kExitTimeout = 124;         // --timeout expired
 inline constexpr int kExitLauncherFailure = 125; // the launcher could not run the simulation
+// The server's status when a rank died before finishing (simkernel/context.hpp).
+inline constexpr int kServerExitRankCrash = 10;
 
 // Wall-clock limits of the run protocol, in seconds.
 inline constexpr double kServerReadyTimeout = 30;  // server start until its socket listens
@@ -24,6 +26,9 @@ inline constexpr double kFailedCommandServerGrace = 2;
 inline constexpr double kServerTermGrace = 5;      // SIGTERM -> SIGKILL of the server
 inline constexpr double kCommandGrace = 10;        // server ended cleanly -> command exits by itself
 inline constexpr double kInterruptGrace = 5;       // forwarded SIGINT/SIGTERM -> SIGKILL
+// The server reported a rank's death while the command runs -> the command (mpirun,
+// stopping the other ranks after an MPI_Abort or a failed rank) exits by itself.
+inline constexpr double kRankFailureGrace = 5;
 
 struct RunPlan {
     Options options;

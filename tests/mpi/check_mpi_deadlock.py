@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from mpi_run_env import launch_environment
+from mpi_run_env import launch_environment, verdict
 
 SKIP = 77
 WINDOW = 10  # s: the vain-polling window (docs/usage.md, --deadlock-timeout)
@@ -48,14 +48,7 @@ def main(argv):
         errors.append("rank 0's PMIx fence is not named")
     if elapsed > 6 * WINDOW:
         errors.append(f"took {elapsed:.0f} s")
-    leftover = subprocess.run(["pgrep", "-x", program.name], capture_output=True, text=True).stdout.split()
-    if leftover:
-        errors.append(f"processes left behind: {leftover}")
-    if errors:
-        print("FAIL: " + "; ".join(errors), file=sys.stderr)
-        return 1
-    print(f"ok: deadlock reported after {elapsed:.1f} s")
-    return 0
+    return verdict(errors, program.name, f"deadlock reported after {elapsed:.1f} s")
 
 
 if __name__ == "__main__":

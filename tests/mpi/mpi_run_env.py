@@ -1,5 +1,7 @@
 """What the scripts that run Debian MPI programs under s4bxi-launch share."""
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 
@@ -23,3 +25,16 @@ def missing_components(launcher):
     writes once they are built, is missing), or None."""
     record = Path(launcher).resolve().parent.parent / "openmpi-portals4-components"
     return None if record.exists() else f"Open MPI's Portals components were not built ({record} is missing)"
+
+
+def verdict(errors, program_name, success):
+    """The end of a check script: adds the processes named program_name still running to
+    errors, prints FAIL and the errors or `ok: success`, and returns the exit status."""
+    leftover = subprocess.run(["pgrep", "-x", program_name], capture_output=True, text=True).stdout.split()
+    if leftover:
+        errors.append(f"processes left behind: {leftover}")
+    if errors:
+        print("FAIL: " + "; ".join(errors), file=sys.stderr)
+        return 1
+    print(f"ok: {success}")
+    return 0

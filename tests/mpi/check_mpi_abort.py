@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""MPI_Abort's error code is the launcher's exit status (mpi_abort.c: rank 3 aborts with 5),
+under both CPU models, with the other ranks waiting or computing, several runs each: the
+server reports the ranks mpirun stopped, and the launcher used to exit with the server's
+status (10) when it heard of that before mpirun's own exit. No process may be left.
+
+usage: check_mpi_abort.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from mpi_run_env import launch_environment, verdict
+
+SKIP = 77
+CODE = 5
+RUNS = 3
+
+
+def main(argv):
+    if "--skip" in argv:
+        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
+        return SKIP
+    launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_abort"
+    if not program.exists() or not shutil.which("mpirun"):
+        print("SKIP: mpi_abort or mpirun missing")
+        return SKIP
+    env = launch_environment()
+    env.pop("LD_PRELOAD", None)
+    errors = []
+    for model in ("zero", "measured"):
+        for extra in ([], ["compute"]):
+            for _ in range(RUNS):
+                command = [str(launcher), "-q", "--cpu-model", model, "--timeout", "60", "--", "mpirun", "-np", "4",
+                           str(program)] + extra
+                run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                     timeout=120)
+                print(f"$ {' '.join(command)}\nstatus {run.returncode}", flush=True)
+                if run.returncode != CODE:
+                    errors.append(f"{model} {extra}: exit status {run.returncode}, expected {CODE}")
+                    print(run.stderr[-2000:])
+    return verdict(errors, program.name, f"every run exited with MPI_Abort's code {CODE}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
