@@ -115,6 +115,12 @@ std::string format_summary(const json* server, double wall_time, int exit_status
     if ((retransmissions && *retransmissions > 0) || (undeliverable && *undeliverable > 0))
         row("E2E", fmt::format("{} retransmissions, {} messages given up", count(retransmissions), count(undeliverable)));
 
+    auto server_peak = number(*server, "server_peak_rss");
+    auto rank_peak = number(*server, "largest_rank_peak_rss");
+    if (server_peak && *server_peak > 0)
+        row("peak memory", fmt::format("server {}, largest rank {}", format_bytes(*server_peak),
+                                       rank_peak && *rank_peak > 0 ? format_bytes(*rank_peak) : std::string("-")));
+
     auto ranks = server->find("ranks");
     if (ranks == server->end() || !ranks->is_array() || ranks->empty()) return out;
     out += fmt::format("  {:>6}  {:<12} {:>5}  {:<16} {:<16} {:<16} {:>11} {:>9}  {}\n", "rank", "node", "core",

@@ -52,6 +52,7 @@ E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn
 {
     if (!spec_.e2e || message.type == MessageType::E2eAck) return nullptr;
     E2eRecordPtr record = previous;
+    if (record && record->acknowledged) return record;  // a retransmission overtaken by its ACK
     if (!record) {
         entries_[static_cast<int>(vn)]->acquire();  // may hold the TX while every entry is in use
         record = std::make_shared<E2eRecord>();
@@ -70,6 +71,9 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
     record->acknowledged = true;
     entries_[static_cast<int>(record->vn)]->release();
     release_credits(*record);
+    // The message holds its transfer, which holds this record: drop the message, or the
+    // pair would outlive the run (and the payload with it).
+    record->message.reset();
     changed_->notify_all();
 }
 
@@ -153,7 +157,8 @@ void E2eTracker::loop()
 void E2eTracker::give_up(const E2eRecordPtr& record)
 {
     ++gave_up;
-    Message& m = *record->message;
+    std::shared_ptr<Message> message = record->message;  // acknowledge() drops the record's
+    const Message& m = *message;
     XBT_INFO("node %u gives up a message to node %u after %d retransmissions", nic_.nid(), m.destination_nid,
              record->retries);
     acknowledge(record);

@@ -22,7 +22,8 @@ enum class VirtualNetwork : uint32_t;
 
 // One message waiting for its acknowledgement.
 struct E2eRecord {
-    std::shared_ptr<Message> message;  // a copy: the receiver frees the original
+    // A copy (the receiver frees the original), until the message is acknowledged.
+    std::shared_ptr<Message> message;
     VirtualNetwork vn;
     double deadline = 0.0;
     int retries = 0;

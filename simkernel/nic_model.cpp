@@ -11,6 +11,7 @@
 
 #include "atomics.hpp"
 #include "gate.hpp"
+#include "payload_copy.hpp"
 #include "portals_engine.hpp"
 #include "rank_memory.hpp"
 #include "registry.hpp"
@@ -293,18 +294,12 @@ void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryP
     note_arrival(*ni.owner, sg4::Engine::get_clock(), false);
 }
 
-bool copy_between_ranks(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
-                        uint64_t length)
-{
-    if (length == 0) return true;
-    std::vector<unsigned char> buffer(length);
-    return read_region(from, from_offset, buffer.data(), length) && write_region(to, to_offset, buffer.data(), length);
-}
-
 bool deliver_payload(const Transfer& t, const RankRegion& to, uint64_t offset)
 {
-    if (!t.payload_readable) return false;
-    return t.mlength == 0 || write_region(to, offset, t.payload.data(), t.mlength);
+    if (t.mlength == 0) return true;
+    if (t.payload_at_delivery)
+        return copy_between_ranks(t.md.region(t.initiator->rank->pid), t.local_offset, to, offset, t.mlength);
+    return t.payload_readable && write_region(to, offset, t.payload.get(), t.mlength);
 }
 
 }  // namespace
@@ -516,18 +511,55 @@ void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
     fire_triggers(owner, handle_index(ct_handle));
 }
 
-void capture_payload(Transfer& t)
+namespace {
+
+void read_payload_now(Transfer& t)
 {
-    if (t.kind == MessageType::Get) return;
-    t.payload.resize(t.length);
+    t.payload_at_delivery = false;
+    t.payload = std::make_unique_for_overwrite<unsigned char[]>(t.length);
     t.payload_readable =
-        t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.data(), t.length);
+        t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.get(), t.length);
+}
+
+}  // namespace
+
+void capture_payload(const TransferPtr& transfer)
+{
+    Transfer& t = *transfer;
+    if (t.kind == MessageType::Get) return;
+    // A Put larger than the E2E context keeps the buffer until it is acknowledged (SEND
+    // comes with the ACK, tx_put_like), so its bytes are still there when it lands.
+    const PlatformSpec& spec = nic_model().spec();
+    t.payload_at_delivery = t.kind == MessageType::Put && !(t.md.options & PTL_MD_VOLATILE) &&
+                            t.length > spec.timings.e2e_context_size && (spec.e2e || t.ack_req != PTL_NO_ACK_REQ);
+    if (!t.payload_at_delivery) {
+        read_payload_now(t);
+        return;
+    }
+    auto& pending = t.initiator->payloads_in_memory;
+    if (pending.size() >= 2 * t.initiator->payloads_in_memory_pruned + 64) {
+        std::erase_if(pending, [](const std::weak_ptr<Transfer>& weak) {
+            TransferPtr other = weak.lock();
+            return !other || !other->payload_at_delivery || other->state != TransferState::Created;
+        });
+        t.initiator->payloads_in_memory_pruned = pending.size();
+    }
+    pending.push_back(transfer);
+}
+
+void capture_pending_payloads(RankPortals& initiator)
+{
+    for (const auto& weak : initiator.payloads_in_memory)
+        if (TransferPtr t = weak.lock(); t && t->payload_at_delivery && t->state == TransferState::Created)
+            read_payload_now(*t);
+    initiator.payloads_in_memory.clear();
+    initiator.payloads_in_memory_pruned = 0;
 }
 
 void issue_triggered(const TransferPtr& transfer)
 {
     Transfer& t = *transfer;
-    capture_payload(t);
+    capture_payload(transfer);
     t.triggered = true;
     uint64_t size = t.kind == MessageType::Get ? nic_model().timings().get_request_size : t.length;
     nic_model().nic(t.initiator_nid).tx_queue(t.request_vn).push_detached(
@@ -943,7 +975,7 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         RankPortals& owner = *found.ni->owner;
         t.state = TransferState::Received;
         t.matched = true;
-        if (!t.payload_readable || !apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(),
+        if (!t.payload_readable || !apply_atomic(t.atomic_op, t.atomic_type, t.payload.get(),
                                                  entry.region(owner.rank->pid), t.offset_used, t.mlength, nullptr,
                                                  nullptr, 0))
             t.fail = PTL_NI_SEGV;
@@ -984,7 +1016,7 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         if (fetch_atomic) {
             RankRegion fetch = t.get_md.region(t.initiator->rank->pid);
             ok = t.payload_readable &&
-                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.data(), entry.region(owner.rank->pid),
+                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.get(), entry.region(owner.rank->pid),
                               t.offset_used, t.mlength, t.has_compare ? t.compare : nullptr, &fetch,
                               t.local_get_offset);
         } else {

@@ -55,9 +55,12 @@ struct Transfer {
     bool pio = false;
     bool send_emitted = false;
     // The payload (Put) or operand (Atomic), read from the initiator when the command is
-    // issued: the program may reuse its buffer after SEND, before the message lands.
-    std::vector<unsigned char> payload;
+    // issued if the program may reuse its buffer before the message lands (SEND comes
+    // first, or the MD is volatile); otherwise read from the initiator's memory when it
+    // lands, as the NIC reads it again for a retransmission (payload_at_delivery).
+    std::unique_ptr<unsigned char[]> payload;
     bool payload_readable = true;
+    bool payload_at_delivery = false;
     bool triggered = false;  // issued by the NIC itself: holds no command-queue slot
     bool has_compare = false;         // PtlSwap's compare / mask operand
     unsigned char compare[32] = {};
@@ -248,8 +251,12 @@ void set_counter(RankPortals& owner, uint32_t ct, ptl_ct_event_t value);
 // A triggered data operation whose threshold was reached: the NIC reads the payload now
 // and queues the command itself (no PCIe command write, no command-queue slot).
 void issue_triggered(const TransferPtr& transfer);
-// Reads the payload (Put) or operand (Atomic, FetchAtomic, Swap) from the initiator.
-void capture_payload(Transfer& transfer);
+// Reads the payload (Put) or operand (Atomic, FetchAtomic, Swap) from the initiator, or
+// notes that the NIC will read it when the message lands.
+void capture_payload(const TransferPtr& transfer);
+// The initiator can no longer guarantee its buffers (MD, NI or library released, process
+// ending): the payloads still to be read from its memory are read now.
+void capture_pending_payloads(RankPortals& initiator);
 void emit_send(Nic& nic, Transfer& transfer);
 // The initiator's NIC gave up on a request: the event the program waits for says
 // PTL_NI_UNDELIVERABLE.

@@ -491,6 +491,7 @@ int Call::run()
     if (p_.init_count == 0) return PTL_NO_INIT;
     switch (op) {
     case wire::Op::PtlFini:
+        capture_pending_payloads(p_);
         --p_.init_count;
         return PTL_OK;
     case wire::Op::PtlNIInit: return ni_init();
@@ -602,6 +603,7 @@ int Call::ni_fini()
     NetworkInterface* n = ni(args<wire::HandleArgs>().handle);
     if (!n) return PTL_ARG_INVALID;
     management_command();
+    capture_pending_payloads(p_);
     // Every command accepted by the NIC before the NI goes away.
     uint32_t depth = nic_model().spec().command_queue_depth;
     for (uint32_t i = 0; i < depth; ++i) n->command_slots->acquire();
@@ -709,6 +711,7 @@ int Call::md_release()
     MemoryDescriptor* m = md(args<wire::HandleArgs>().handle);
     if (!m) return PTL_ARG_INVALID;
     management_command();
+    capture_pending_payloads(p_);
     *m = MemoryDescriptor{};
     return PTL_OK;
 }
@@ -1175,7 +1178,7 @@ int Call::data(MessageType kind, bool swap)
 {
     TransferPtr t;
     if (int rc = prepare(kind, swap, fetch_args(kind), t); rc != PTL_OK) return rc;
-    capture_payload(*t);
+    capture_payload(t);
     ++r_.portals_ops;
     ++r_.messages_sent;
     if (kind != MessageType::Get) r_.bytes_sent += t->length;

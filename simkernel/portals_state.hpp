@@ -23,6 +23,7 @@ namespace s4bxi::sim {
 
 struct RankRecord;
 struct RankPortals;
+struct Transfer;
 
 enum class HandleKind : uint32_t { NI = 0, EQ = 1, CT = 2, MD = 3, ME = 4, LE = 5 };
 constexpr uint32_t kHandleIndexBits = wire::kHandleIndexBits;
@@ -173,6 +174,12 @@ struct RankPortals {
         return mirror && index < wire::kMirroredCts ? &mirror->cts[index] : nullptr;
     }
     const std::atomic<uint64_t>* replies() const { return mirror ? &mirror->replies : nullptr; }
+
+    // Its Puts whose payload the NIC reads from its memory when they land (nic_model.hpp,
+    // Transfer::payload_at_delivery). A program that releases the MD, the NI or the
+    // library, or ends, before their SEND gets them read at that instant instead.
+    std::vector<std::weak_ptr<Transfer>> payloads_in_memory;
+    size_t payloads_in_memory_pruned = 0;  // their number after the last pruning
 };
 
 }  // namespace s4bxi::sim

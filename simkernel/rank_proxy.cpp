@@ -10,9 +10,11 @@
 
 #include "context.hpp"
 #include "gate.hpp"
+#include "nic_model.hpp"
 #include "outside_wait_service.hpp"
 #include "pmi_service.hpp"
 #include "portals_engine.hpp"
+#include "process_memory.hpp"
 #include "trace.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
@@ -58,6 +60,9 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         const auto& args = wire::args_as<wire::FinalizeArgs>(request.args);
         r.exit_status = args.exit_status;
         r.end_time = sg4::Engine::get_clock();
+        if (r.portals) capture_pending_payloads(*r.portals);
+        // The process is still there, waiting for this reply: its peak is as good as final.
+        r.peak_resident_bytes = process_peak_resident_bytes(r.pid);
         return true;
     }
     case wire::Op::Sleep: {

@@ -104,6 +104,7 @@ struct RankRecord {
     double compute_time = 0.0;    // simulated time of injected compute
     double portals_time = 0.0;    // simulated time inside Portals calls (waits included)
     double sleep_time = 0.0;      // simulated time in sleep calls
+    uint64_t peak_resident_bytes = 0;  // VmHWM when it finalized (0: not known)
     int crash_signal = 0;
     std::string crash_report;
 };

@@ -1,18 +1,21 @@
 #include "summary.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include "context.hpp"
+#include "process_memory.hpp"
 
 namespace s4bxi::sim {
 
 nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network)
 {
     nlohmann::json ranks = nlohmann::json::array();
-    uint64_t operations = 0, local = 0;
+    uint64_t operations = 0, local = 0, largest_rank_peak = 0;
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
         operations += r->portals_ops;
         local += r->portals_local_ops;
+        largest_rank_peak = std::max(largest_rank_peak, r->peak_resident_bytes);
         ranks.push_back({{"rank", r->rank},
                          {"pid", r->pid},
                          {"nid", r->nid},
@@ -26,6 +29,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"compute_time", r->compute_time},
                          {"portals_time", r->portals_time},
                          {"sleep_time", r->sleep_time},
+                         {"peak_rss", r->peak_resident_bytes},
                          {"finished", r->phase == RankPhase::Finished}});
     }
     return {{"version", 1},
@@ -38,6 +42,8 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"bytes_moved", network.bytes_moved},
             {"retransmissions", network.retransmissions},
             {"undeliverable", network.undeliverable},
+            {"server_peak_rss", server_peak_resident_bytes()},
+            {"largest_rank_peak_rss", largest_rank_peak},
             {"ranks", ranks}};
 }
 

@@ -25,9 +25,11 @@ def run(summary, options=("--cpu-model", "zero"), arguments=()):
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     data = json.loads(summary.read_text())
-    data.pop("wall_time", None)
+    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
+        data.pop(host_dependent, None)
     for rank in data["ranks"]:
         rank.pop("pid", None)
+        rank.pop("peak_rss", None)
     return data
 
 

@@ -1,0 +1,32 @@
+#include "process_memory.hpp"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+namespace s4bxi::sim {
+
+uint64_t server_peak_resident_bytes()
+{
+    rusage usage{};
+    if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+    return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB on Linux
+}
+
+uint64_t process_peak_resident_bytes(pid_t pid)
+{
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string key;
+    while (status >> key) {
+        if (key == "VmHWM:") {
+            uint64_t kib = 0;
+            status >> kib;
+            return kib * 1024;
+        }
+        status.ignore(1 << 16, '\n');
+    }
+    return 0;
+}
+
+}  // namespace s4bxi::sim
