@@ -17,6 +17,7 @@
 #include "context.hpp"
 #include "outside_wait_service.hpp"
 #include "portals_engine.hpp"
+#include "portals_report.hpp"
 #include "rank_socket.hpp"
 #include "s4bxi/thread_state.hpp"
 
@@ -49,6 +50,8 @@ std::string describe_ranks()
         }
         text += to_string(r->phase);
         if (r->phase == RankPhase::Waiting && !r->waiting_on.empty()) text += " in " + r->waiting_on.str();
+        if (r->portals && r->phase != RankPhase::Finished && r->phase != RankPhase::Dead)
+            text += describe_portals_state(*r->portals);
     }
     return text;
 }

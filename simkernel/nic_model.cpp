@@ -255,14 +255,21 @@ bool comm_events_enabled(const ListEntry& entry)
     return !(entry.criteria.options & (PTL_ME_EVENT_COMM_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE));
 }
 
-// Unlinks a consumed entry, with its AUTO_UNLINK event (before the PUT/ATOMIC one).
-void auto_unlink(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink)
+// Unlinks a consumed entry at once, in the same instant as the match: a program's append
+// or a message on another VN in between would see it still linked. True when its
+// AUTO_UNLINK event is due (written by auto_unlink_event, before the PUT/ATOMIC one).
+bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink)
 {
-    if (!unlink) return;
+    if (!unlink) return false;
     unlink_entry(owner, ni, entry);
-    if (entry->criteria.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)) return;
+    if (entry->criteria.options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)) return false;
     entry->free_pending = entry->list == PTL_OVERFLOW_LIST;
-    write_entry_event(nic, owner, ni, *entry, PTL_EVENT_AUTO_UNLINK);
+    return true;
+}
+
+void auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry, bool due)
+{
+    if (due) write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_UNLINK);
 }
 
 ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)
@@ -947,10 +954,13 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
         if (!deliver_payload(t, entry.region(owner.rank->pid), t.offset_used)) t.fail = PTL_NI_SEGV;
         count_entry(owner, entry, t);
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
-        bool unlink = consume(found.entry, t);
-        auto_unlink(*this, owner, *found.ni, found.entry, unlink);
+        // Matching, unlinking and the unexpected header are one instant: the event
+        // writes below take simulated time, during which the program may append an entry
+        // that must find the header (else the message is never claimed).
+        bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));
         ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
+        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
         auto_free_if_due(*this, owner, *found.ni, *found.entry);
     }
@@ -981,15 +991,15 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
             t.fail = PTL_NI_SEGV;
         count_entry(owner, entry, t);
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
+        bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));  // as rx_put
+        ptl_event_t event = target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni);
+        record_unexpected(*found.ni, t, found.entry, event);
         if (spec_.model_pci && message->size > 0) {
             write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
             sg4::this_actor::sleep_for(first_packet_wait(message->size));
         }
         queue_ack(transfer, ptl_ack_wanted, vn);
-        bool unlink = consume(found.entry, t);
-        auto_unlink(*this, owner, *found.ni, found.entry, unlink);
-        ptl_event_t event = target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni);
-        record_unexpected(*found.ni, t, found.entry, event);
+        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
         auto_free_if_due(*this, owner, *found.ni, *found.entry);
     } else {
@@ -1024,11 +1034,11 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
                                     t.local_offset, t.mlength);
         }
         if (!ok) t.fail = PTL_NI_SEGV;
-        bool unlink = consume(found.entry, t);
-        auto_unlink(*this, owner, *found.ni, found.entry, unlink);
+        bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));  // as rx_put
         ptl_event_t event = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
         if (!fetch_atomic) event.hdr_data = 0;
         record_unexpected(*found.ni, t, found.entry, event);
+        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         if (comm_events_enabled(entry)) {
             t.deferred_pending = true;
             t.target = &owner;
