@@ -52,7 +52,8 @@ double wall_now()
 
 uint32_t wait_doorbell(wire::Doorbell& doorbell, uint32_t seen, double timeout_s)
 {
-    if (brief_wait([&] { return doorbell.count.load(std::memory_order_acquire) != seen; }))
+    auto now_ns = [] { return static_cast<int64_t>(wall_now() * 1e9); };
+    if (brief_wait([&] { return doorbell.count.load(std::memory_order_acquire) != seen; }, now_ns))
         return doorbell.count.load(std::memory_order_acquire);
     doorbell.server_waiting.store(1, std::memory_order_seq_cst);
     uint32_t now = doorbell.count.load(std::memory_order_seq_cst);

@@ -5,6 +5,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
+
 namespace s4bxi {
 
 // A reply or a request often comes within microseconds, so each side first watches the
@@ -15,19 +18,38 @@ namespace s4bxi {
 // costs both sides a task switch. bench/run_benchmarks.py measures the effect.
 constexpr int kBriefSpins = 20;
 constexpr int kBriefYields = 200;
+// A yield that kept the waiter off its core this long gave the core to some other
+// program's work (a CPU hog, another job), for a whole time slice: every further yield
+// would cost as much. Sleeping on the futex is then the faster way back, since a waker
+// preempts such work at once. The waiter skips its yields for the next waits, then tries
+// again.
+constexpr int64_t kSlowYieldNs = 1'000'000;
+constexpr int kWaitsWithoutYields = 2000;
 
 // True as soon as `ready()` holds, false if it still does not after the brief wait.
-template <class Ready>
-bool brief_wait(Ready ready)
+// `now_ns()` reads a monotonic clock, in nanoseconds, without a system call.
+template <class Ready, class NowNs>
+bool brief_wait(Ready ready, NowNs now_ns)
 {
+    // Per process: the state of the host's cores is the same for every thread.
+    static std::atomic<int> waits_without_yields{0};
     for (int spin = 0; spin < kBriefSpins; ++spin) {
         if (ready()) return true;
         __builtin_ia32_pause();
     }
+    if (int skip = waits_without_yields.load(std::memory_order_relaxed); skip > 0) {
+        waits_without_yields.store(skip - 1, std::memory_order_relaxed);
+        return ready();
+    }
     for (int turn = 0; turn < kBriefYields; ++turn) {
         if (ready()) return true;
+        int64_t before = now_ns();
         // The system call itself: a rank's sched_yield() is the interposed, simulated one.
         syscall(SYS_sched_yield);
+        if (now_ns() - before > kSlowYieldNs) {
+            waits_without_yields.store(kWaitsWithoutYields, std::memory_order_relaxed);
+            break;
+        }
     }
     return ready();
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Short messages that land unexpected, many times, never get lost: mpi_unexpected.c's
+20 000-round ping-pong under the measured CPU model with a CPU hog beside it, several runs,
+Open MPI's overflow blocks cut to 4 KiB so that one fills every few hundred messages.
+
+Open MPI's Portals MTL posts the receive while the NIC may be unlinking the block the
+message landed in: the message's unexpected header used to be recorded after the
+AUTO_UNLINK event write, and a receive posted meanwhile never claimed it (Debian's NetPIPE
+ended in a deadlock report after a few hundred thousand round trips). The deterministic
+form of the race is tests/integration/portals/overflow_race.c.
+
+usage: check_mpi_unexpected.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from mpi_run_env import launch_environment, missing_components, verdict
+
+SKIP = 77
+RUNS = 3
+BLOCK = 4096  # bytes of each overflow block (Open MPI's default: 2 MiB)
+
+
+def main(argv):
+    if "--skip" in argv:
+        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
+        return SKIP
+    launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_unexpected"
+    if not program.exists() or not shutil.which("mpirun"):
+        print("SKIP: mpi_unexpected or mpirun missing")
+        return SKIP
+    missing = missing_components(launcher)
+    if missing:
+        print(f"SKIP: {missing}")
+        return SKIP
+    env = launch_environment()
+    env.pop("LD_PRELOAD", None)
+    env["OMPI_MCA_mtl_portals4_short_recv_size"] = str(BLOCK)
+    errors = []
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        for run_index in range(RUNS):
+            command = [str(launcher), "-q", "--cpu-model", "measured", "--timeout", "120", "--", "mpirun", "-np",
+                       "2", str(program)]
+            run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                 timeout=180)
+            print(f"$ OMPI_MCA_mtl_portals4_short_recv_size={BLOCK} {' '.join(command)}\nstatus {run.returncode} "
+                  f"{run.stdout.strip()}", flush=True)
+            if run.returncode != 0:
+                errors.append(f"run {run_index}: exit status {run.returncode}: {run.stderr[-1500:]}")
+    finally:
+        hog.kill()
+        hog.wait()
+    return verdict(errors, program.name, f"{RUNS} runs of 20000 round trips, every message found")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
