@@ -90,8 +90,9 @@ int print_config(const RunPlan& plan)
     // As comments, so that the print-out still reads back as a platform file.
     std::cout << "\n# Open MPI environment given to the command (mpirun, mpiexec):\n";
     if (plan.siblings.openmpi_components.empty())
-        std::cout << "# the Portals components of Open MPI were not found (run tools/setup): Open MPI\n"
-                     "# would use its own transports, outside the simulation\n";
+        std::cout << "# the Portals components of Open MPI were not found (run tools/setup, or\n"
+                     "# libexec/s4bxi/build-openmpi-portals4 of an installation): Open MPI would use\n"
+                     "# its own transports, outside the simulation\n";
     for (const OpenMpiSetting& setting : settings)
         std::cout << fmt::format("#   {}={}  ({})\n", setting.name, setting.value,
                                  setting.user_set ? "from the environment" : "launcher default: " + setting.reason);
@@ -141,7 +142,8 @@ int main(int argc, char** argv)
     }
 
     if (plan.options.platform) {
-        auto platform = check_platform_file(*plan.options.platform);
+        auto here = self_directory();
+        auto platform = find_platform(*plan.options.platform, here ? platform_dirs(*here.value) : std::vector<std::string>{});
         if (!platform) {
             log::error("{}", platform.error);
             return kExitUsage;

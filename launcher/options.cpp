@@ -62,6 +62,7 @@ bool known_env_name(std::string_view name)
         if (name == entry.name) return true;
     for (const auto& entry : internal_env_names())
         if (name == entry) return true;
+    if (name == "S4BXI_CACHE_DIR") return true;  // where Open MPI's components are cached (docs/openmpi.md)
     return config::find_env(name) != nullptr;
 }
 
@@ -113,64 +114,70 @@ std::string help_text()
     return fmt::format(R"(Usage: s4bxi-launch -n N [options] PROGRAM [ARGS...]
        s4bxi-launch [options] -- COMMAND [ARGS...]
 
-Run unmodified Portals 4 / MPI programs on a simulated BXI cluster. With -n, the
-launcher starts N ranks of PROGRAM itself. Without -n, COMMAND (e.g. mpirun -np 4 ./app)
-is run once and its ranks identify themselves from their MPI environment.
+Run unmodified Portals 4 / MPI programs on a simulated BXI cluster. With -n,
+the launcher starts N ranks of PROGRAM itself. Without -n, COMMAND (e.g.
+mpirun -np 4 ./app) is run once and its ranks identify themselves from their
+MPI environment.
 
 Options:
-  -n, --np N             start N ranks of PROGRAM (N >= 1)
-      --ppn P            ranks per simulated node (default 1)
-      --platform FILE    platform description (TOML); default: the built-in platform
-      --cpu-model MODEL  measured: the real CPU time of the ranks becomes simulated
-                         time; zero: computation takes no simulated time
-                         (default measured)
-      --cpu-factor F     scale measured CPU time by F > 0 (default 1)
-      --cpu-threshold S  ignore computations shorter than S seconds (default 1e-9)
+  -n, -np, --np, -c N   start N ranks of PROGRAM (N >= 1)
+  -N, --ppn, --npernode P
+                        ranks per simulated node (default 1)
+      --platform FILE   platform description (TOML); default: the built-in
+                        platform, one switch, as many nodes as the job needs
+      --cpu-model MODEL measured: the real CPU time of the ranks becomes
+                        simulated time; zero: computation takes no simulated
+                        time (default measured)
+      --cpu-factor F    scale measured CPU time by F > 0 (default 1)
+      --cpu-threshold S ignore computations shorter than S seconds
+                        (default 1e-9)
       --service-ranks LIST
-                         ranks whose messages use the NICs' service virtual
-                         networks, e.g. 0 or 0,4-7 (default: none, all compute)
-      --timeout S        wall-clock limit of the whole run in seconds; 0 = no limit
-                         (default 0)
+                        ranks whose messages use the NICs' service virtual
+                        networks, e.g. 0 or 0,4-7 (default: none)
+      --timeout S       wall-clock limit of the whole run in seconds;
+                        0 = no limit (default 0)
       --deadlock-timeout S
-                         wall-clock seconds without progress before a deadlock is
-                         reported while a rank is blocked outside the simulation;
-                         ranks that only poll in vain: min(S, 10) (default 300)
-      --log-level LEVEL  error, warning, info or debug (default warning)
-      --summary FILE     also write the run summary as JSON to FILE
-  -q, --quiet            do not print the run summary
-      --set KEY=VALUE    override a key of the platform file, e.g. --set
-                         nic.quick_acks=true --set bxi.link_latency=1e-6
-                         (repeatable; wins over S4BXI_* and the file)
-      --trace DIR        write CSV traces of the NICs into DIR (log_0.csv, ...)
-      --print-config     print every model parameter, its value and where it
-                         comes from (with --platform, --set), and exit
-      --keep-run-dir     keep the private run directory (for debugging)
-      --simkernel PATH   use this simulation server instead of the one installed
-                         with the launcher
-      --preload PATH     use this Portals library instead of the one installed
-                         with the launcher
-  -h, --help             print this help and exit
-      --version          print the version and exit
+                        wall-clock seconds without progress before a deadlock
+                        is reported while a rank is blocked outside the
+                        simulation; ranks that only poll in vain: min(S, 10)
+                        (default 300)
+      --log-level LEVEL error, warning, info or debug (default warning)
+      --summary FILE    also write the run summary as JSON to FILE
+  -q, --quiet           do not print the run summary
+      --set KEY=VALUE   override a key of the platform, e.g.
+                        --set nic.quick_acks=true --set bxi.link_latency=1e-6
+                        (repeatable; wins over S4BXI_* and the file)
+      --trace DIR       write CSV traces of the NICs into DIR (log_0.csv, ...)
+      --print-config    print every model parameter, its value and where it
+                        comes from (with --platform, --set), and exit
+      --keep-run-dir    keep the private run directory (for debugging)
+      --simkernel PATH  use this simulation server instead of the installed one
+      --preload PATH    use this Portals library instead of the installed one
+  -h, --help            print this help and exit
+      --version         print the version and exit
 
-Environment: S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
-S4BXI_CPU_THRESHOLD, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT and
-S4BXI_LOG_LEVEL give
-defaults for the options
-of the same name; options win. The model's knobs have their own variables
-(S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
-S4BXI_MAX_RETRIES, S4BXI_RETRY_TIMEOUT, S4BXI_MAX_INFLIGHT_TO_TARGET,
-S4BXI_MAX_INFLIGHT_TO_PROCESS, S4BXI_LOG_FOLDER, S4BXI_LOG_COMPUTATION, and
-S4BXI_<KEY> for the other keys, e.g. S4BXI_BXI_LINK_LATENCY): they override the
-platform file, --set overrides them; --print-config lists them all. Any other
-S4BXI_* variable is an error.
+Environment:
+  S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
+  S4BXI_CPU_THRESHOLD, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT,
+  S4BXI_DEADLOCK_TIMEOUT and S4BXI_LOG_LEVEL give defaults for the options of
+  the same name; options win. The model's knobs have variables of their own
+  (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
+  S4BXI_MAX_RETRIES, S4BXI_RETRY_TIMEOUT, S4BXI_MAX_INFLIGHT_TO_TARGET,
+  S4BXI_MAX_INFLIGHT_TO_PROCESS, S4BXI_LOG_FOLDER, S4BXI_LOG_COMPUTATION, and
+  S4BXI_<KEY> for the other keys, e.g. S4BXI_BXI_LINK_LATENCY): they override
+  the platform file, --set overrides them; --print-config lists them all. Any
+  other S4BXI_* variable is an error.
 
-Exit status: the command's status (spawn mode: the first non-zero rank status,
-128+signal for a rank killed by a signal); the server's status if the command succeeded
-but the simulation failed; 2 for bad usage; 124 when --timeout expired; 125 when the
-launcher itself could not run the simulation; 128+signal when interrupted.
+Exit status:
+  the command's status (spawn mode: the first non-zero rank status, 128+signal
+  for a rank killed by a signal); the server's status if the command succeeded
+  but the simulation failed; 2 for bad usage; 124 when --timeout expired; 125
+  when the launcher itself could not run the simulation; 128+signal when
+  interrupted.
 
 Examples:
   s4bxi-launch -n 2 ./pingpong
+  s4bxi-launch -np 64 ./app
   s4bxi-launch --summary run.json -- mpirun -np 4 ./app
 )");
 }
@@ -272,16 +279,34 @@ ParseOutcome error(std::string text)
     return outcome;
 }
 
+// mpirun's single-dash "-np N" (CLI11 would read "-n" with the value "p"): "--np N". Only
+// among our own options, before "--" or the program: the program's arguments are its own.
+std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
+{
+    static const std::vector<std::string_view> with_value = {
+        "-n", "--np", "-np", "-c", "--ppn", "-N", "--npernode", "--platform", "--cpu-model", "--cpu-factor",
+        "--cpu-threshold", "--timeout", "--deadlock-timeout", "--service-ranks", "--log-level", "--summary",
+        "--simkernel", "--preload", "--trace", "--set"};
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--" || arg.empty() || arg[0] != '-') break;
+        if (arg == "-np") args[i] = "--np";
+        if (std::find(with_value.begin(), with_value.end(), arg) != with_value.end()) ++i;  // its value
+    }
+    return args;
+}
+
 }  // namespace
 
-ParseOutcome parse_options(const std::vector<std::string>& args, const Environment& env)
+ParseOutcome parse_options(const std::vector<std::string>& given, const Environment& env)
 {
+    std::vector<std::string> args = with_mpirun_spellings(given);
     Raw raw;
     CLI::App app{"s4bxi-launch"};
     app.set_help_flag();  // our own --help, with our own text
     app.prefix_command();  // stop at the program: its own options are not ours
-    CLI::Option* np = app.add_option("-n,--np", raw.np);
-    CLI::Option* ppn = app.add_option("--ppn", raw.ppn);
+    CLI::Option* np = app.add_option("-n,--np,-c", raw.np);  // -c: mpirun's other spelling
+    CLI::Option* ppn = app.add_option("-N,--ppn,--npernode", raw.ppn);
     CLI::Option* platform = app.add_option("--platform", raw.platform);
     CLI::Option* cpu_model = app.add_option("--cpu-model", raw.cpu_model);
     CLI::Option* cpu_factor = app.add_option("--cpu-factor", raw.cpu_factor);

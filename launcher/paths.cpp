@@ -1,5 +1,6 @@
 #include "paths.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <cerrno>
@@ -7,12 +8,17 @@
 #include <filesystem>
 #include <vector>
 
+#include <dirent.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef S4BXI_REL_SIMKERNEL
 #error "S4BXI_REL_SIMKERNEL (path of s4bxi-simkernel relative to bindir) must be defined by the build"
+#endif
+#if !defined(S4BXI_REL_PLATFORMS) || !defined(S4BXI_SOURCE_PLATFORMS)
+#error "S4BXI_REL_PLATFORMS and S4BXI_SOURCE_PLATFORMS (where shipped platforms are) must be defined by the build"
 #endif
 #ifndef S4BXI_REL_LIBRARY
 #error "S4BXI_REL_LIBRARY (path of libportals.so.4 relative to bindir) must be defined by the build"
@@ -116,6 +122,37 @@ Checked<std::string> check_platform_file(const std::string& file)
     return result;
 }
 
+Checked<std::string> find_platform(const std::string& name, const std::vector<std::string>& dirs)
+{
+    struct stat st {};
+    if (name.find('/') != std::string::npos || ::stat(name.c_str(), &st) == 0) return check_platform_file(name);
+    std::string file = name.size() > 5 && name.ends_with(".toml") ? name : name + ".toml";
+    std::vector<std::string> shipped;
+    for (const std::string& dir : dirs) {
+        std::string candidate = dir + "/" + file;
+        if (::stat(candidate.c_str(), &st) == 0) return check_platform_file(candidate);
+        if (DIR* listing = ::opendir(dir.c_str())) {
+            while (dirent* entry = ::readdir(listing)) {
+                std::string_view entry_name = entry->d_name;
+                if (entry_name.ends_with(".toml")) shipped.emplace_back(entry_name.substr(0, entry_name.size() - 5));
+            }
+            ::closedir(listing);
+        }
+    }
+    std::sort(shipped.begin(), shipped.end());
+    shipped.erase(std::unique(shipped.begin(), shipped.end()), shipped.end());
+    Checked<std::string> result;
+    result.error = fmt::format("platform '{}': no such file, and no shipped platform of that name{}", name,
+                               shipped.empty() ? std::string(" (none found)")
+                                               : fmt::format(" (shipped: {})", fmt::join(shipped, ", ")));
+    return result;
+}
+
+std::vector<std::string> platform_dirs(const std::string& launcher_dir)
+{
+    return {absolute_normal(launcher_dir + "/" + S4BXI_REL_PLATFORMS), S4BXI_SOURCE_PLATFORMS};
+}
+
 SiblingLayout default_layout()
 {
     SiblingLayout layout;
@@ -194,8 +231,35 @@ Checked<Siblings> find_siblings(const std::string& launcher_dir, const SiblingLa
         std::error_code ec;
         if (!directory.empty() && fs::is_directory(directory, ec)) siblings.openmpi_components = directory;
     }
+    if (siblings.openmpi_components.empty()) siblings.openmpi_components = cached_openmpi_components();
     result.value = siblings;
     return result;
+}
+
+std::string cached_openmpi_components()
+{
+    namespace fs = std::filesystem;
+    fs::path root;
+    if (const char* dir = std::getenv("S4BXI_CACHE_DIR"); dir && *dir) root = dir;
+    else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) root = fs::path(xdg) / "s4bxi";
+    else if (const char* home = std::getenv("HOME"); home && *home) root = fs::path(home) / ".cache" / "s4bxi";
+    else return {};
+    std::error_code ec;
+    std::string newest;
+    fs::file_time_type newest_time{};
+    const std::string suffix = std::string("-") + S4BXI_PORTALS4_H_HASH;
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind("openmpi-", 0) != 0 || !name.ends_with(suffix)) continue;
+        fs::path components = entry.path() / "lib" / "openmpi";
+        if (!fs::exists(components / "mca_mtl_portals4.so", ec)) continue;
+        auto time = fs::last_write_time(components, ec);
+        if (newest.empty() || time > newest_time) {
+            newest = components.string();
+            newest_time = time;
+        }
+    }
+    return newest;
 }
 
 Checked<std::string> self_directory()

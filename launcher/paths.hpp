@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace s4bxi::launcher {
 
@@ -23,6 +24,16 @@ Checked<std::string> resolve_program(const std::string& name, const char* path_e
 
 // The platform file must exist, be a regular file and be readable. Returns its absolute path.
 Checked<std::string> check_platform_file(const std::string& file);
+
+// A platform given by name (no '/'), as `--platform quito` or `--platform quito.toml`,
+// when no such file is in the current directory: a shipped platform, in `platform_dirs`
+// (the installed ones, then the source tree's for a build-tree launcher). Any other value
+// is a file name (check_platform_file).
+Checked<std::string> find_platform(const std::string& name, const std::vector<std::string>& platform_dirs);
+
+// Where shipped platforms are, for a launcher in `launcher_dir`: datadir/s4bxi/platforms of
+// its installation, and the source tree's platforms/ it was built from.
+std::vector<std::string> platform_dirs(const std::string& launcher_dir);
 
 struct Siblings {
     std::string simkernel;  // absolute path of s4bxi-simkernel
@@ -48,6 +59,11 @@ SiblingLayout default_layout();
 Checked<Siblings> find_siblings(const std::string& launcher_dir, const SiblingLayout& layout,
                                 const std::optional<std::string>& simkernel_override,
                                 const std::optional<std::string>& library_override);
+
+// Open MPI's Portals components built by build-openmpi-portals4 for this launcher's
+// portals4.h, in the cache it uses (S4BXI_CACHE_DIR, else $XDG_CACHE_HOME/s4bxi, else
+// ~/.cache/s4bxi): how an installed launcher finds them. Empty when there are none.
+std::string cached_openmpi_components();
 
 // Directory of the running executable (/proc/self/exe).
 Checked<std::string> self_directory();

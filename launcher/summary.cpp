@@ -103,6 +103,16 @@ std::string format_summary(const json* server, double wall_time, int exit_status
     row("simulated makespan", makespan ? format_seconds(*makespan) : "-");
     row("wall time", fmt::format("{:.3f} s", wall_time));
     row("ranks", count(number(*server, "world_size")));
+    if (auto platform = server->find("platform"); platform != server->end() && platform->is_object()) {
+        std::string source = text(*platform, "source").value_or("-");
+        std::string topology = text(*platform, "topology").value_or("-");
+        bool fitted = text(*platform, "nodes_from").value_or("").rfind("sized by the job", 0) == 0;
+        row("platform", fmt::format("{} ({}), {} nodes{} of {} cores, {}", text(*platform, "name").value_or("-"),
+                                    source.starts_with("<built-in") ? "built-in" : source,
+                                    count(number(*platform, "nodes")), fitted ? " (as the job needs)" : "",
+                                    count(number(*platform, "cores_per_node")),
+                                    topology == "switch" ? "one switch" : topology));
+    }
     auto local_ops = number(*server, "portals_local_ops");
     row("Portals operations", local_ops && *local_ops > 0
                                   ? fmt::format("{} ({} read from the mirror, no round trip)",

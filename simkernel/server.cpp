@@ -77,6 +77,17 @@ PlatformSpec load_platform(const Config& config)
     }
 }
 
+// The built-in platform, with no node count of the user's (environment, --set): its node
+// count follows the job, as mpirun's host list does, once the world size is known.
+bool sized_by_job(const Config& config, const PlatformSpec& spec)
+{
+    if (!config.platform_file.empty() || spec.topology != "switch" || !spec.plugin.empty() || !spec.nids.empty())
+        return false;
+    auto origin = spec.origins.find("platform.nodes");
+    return origin == spec.origins.end() ||
+           (origin->second.rfind("environment", 0) != 0 && origin->second.rfind("--set", 0) != 0);
+}
+
 int listen_socket(const std::string& path)
 {
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -102,11 +113,23 @@ private:
     void simulate();
     int finish();
 
+    void fit_platform_to_job();
+
     PlatformSpec spec_;
+    bool sized_by_job_ = false;
     SeccompSupervisor supervisor_;
     double makespan_ = 0.0;
     NetworkTotals network_;
 };
+
+void Server::fit_platform_to_job()
+{
+    const Config& config = context().config;
+    if (!sized_by_job_ || config.world_size <= 0 || config.ppn < 1) return;
+    spec_.nodes = static_cast<uint32_t>((config.world_size + config.ppn - 1) / config.ppn);
+    spec_.origins["platform.nodes"] = fmt::format("sized by the job: {} ranks at {} per node", config.world_size, config.ppn);
+    sized_by_job_ = false;  // once: ranks are placed on it from now on
+}
 
 void Server::accept_rank(int fd)
 {
@@ -127,6 +150,7 @@ void Server::accept_rank(int fd)
         return refuse(fd, fmt::format("protocol version {} does not match the server's {}: mixed s4bxi installations?",
                                       hello.version, wire::kVersion));
     if (ctx.config.world_size == 0 && hello.world_size > 0) ctx.config.world_size = hello.world_size;
+    fit_platform_to_job();
     int world = ctx.config.world_size;
     if (world > 0 && (hello.rank < 0 || hello.rank >= world))
         return refuse(fd, fmt::format("rank {} is outside the world of {} ranks", hello.rank, world));
@@ -268,7 +292,7 @@ int Server::finish()
     Context& ctx = context();
     for (auto& r : ctx.registry.ranks()) supervisor_.remove_rank(r->rank);
     trace::close();
-    write_summary(make_summary(ctx, makespan_, network_), ctx.config.summary_out);
+    write_summary(make_summary(ctx, makespan_, network_, spec_), ctx.config.summary_out);
     if (ctx.outcome.failed()) fmt::print(stderr, "s4bxi-simkernel: error: {}\n", ctx.outcome.message);
     return ctx.outcome.exit_code;
 }
@@ -287,6 +311,8 @@ int Server::run()
             throw ConfigError(error.what());
         }
         if (ctx.config.ppn < 1) throw ConfigError("--ppn must be at least 1");
+        sized_by_job_ = sized_by_job(ctx.config, spec_);
+        fit_platform_to_job();
         if (ctx.config.world_size > 0 &&
             static_cast<uint64_t>(ctx.config.world_size) > static_cast<uint64_t>(spec_.nodes) * ctx.config.ppn)
             throw ConfigError(fmt::format("{} ranks at {} per node need {} nodes, but platform '{}' has {}",
@@ -307,7 +333,7 @@ int Server::run()
         if (ready_fd >= 0) close(ready_fd);
         fmt::print(stderr, "s4bxi-simkernel: error: {}\n", error.what());
         ctx.outcome.fail("error", error.what(), kExitConfig);
-        write_summary(make_summary(ctx, 0, {}), ctx.config.summary_out);
+        write_summary(make_summary(ctx, 0, {}, spec_), ctx.config.summary_out);
         return kExitConfig;
     }
     if (!ctx.outcome.failed() && ctx.registry.size() > 0) simulate();

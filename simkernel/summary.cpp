@@ -4,12 +4,20 @@
 #include <fstream>
 
 #include "context.hpp"
+#include "platform.hpp"
 #include "process_memory.hpp"
 
 namespace s4bxi::sim {
 
-nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network)
+nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network, const PlatformSpec& platform)
 {
+    auto origin = platform.origins.find("platform.nodes");
+    nlohmann::json platform_json = {{"name", platform.name},
+                                    {"source", platform.source},
+                                    {"nodes", platform.nodes},
+                                    {"cores_per_node", platform.cores_per_node},
+                                    {"topology", platform.topology},
+                                    {"nodes_from", origin == platform.origins.end() ? "default" : origin->second}};
     nlohmann::json ranks = nlohmann::json::array();
     uint64_t operations = 0, local = 0, largest_rank_peak = 0;
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
@@ -36,6 +44,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"status", ctx.outcome.status},
             {"message", ctx.outcome.message},
             {"world_size", ctx.registry.size()},
+            {"platform", platform_json},
             {"makespan", makespan},
             {"portals_ops", operations},
             {"portals_local_ops", local},

@@ -8,6 +8,7 @@
 namespace s4bxi::sim {
 
 struct Context;
+struct PlatformSpec;
 
 // What the network did, for the summary.
 struct NetworkTotals {
@@ -16,7 +17,7 @@ struct NetworkTotals {
     uint64_t undeliverable = 0;    // messages given up after the last retry
 };
 
-nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network);
+nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network, const PlatformSpec& platform);
 void write_summary(const nlohmann::json& summary, const std::string& path);
 
 }  // namespace s4bxi::sim

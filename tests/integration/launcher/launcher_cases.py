@@ -164,8 +164,47 @@ def case_version():
 def case_help():
     r = launch(["--help"])
     expect_status(r, 0)
-    for word in ("Usage:", "--np", "--ppn", "--platform", "--cpu-model", "--timeout", "--summary"):
+    for word in ("Usage:", "--np", "-np", "--ppn", "--npernode", "--platform", "--cpu-model", "--timeout",
+                 "--summary"):
         check(word in r.stdout, f"help does not mention {word}\n{r!r}")
+    wide = [line for line in r.stdout.splitlines() if len(line) > 80]
+    check(not wide, f"help lines wider than 80 columns: {wide}")
+
+
+def summary_of(arguments):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "run.json")
+        r = launch(["-q", "--summary", path, *arguments])
+        expect_status(r, 0)
+        with open(path) as f:
+            return json.load(f)
+
+
+def case_mpirun_spellings():
+    # mpirun's ways of giving the rank count and the ranks per node; the program's own
+    # "-np" stays its own.
+    for arguments, ranks, ppn in ((["-np", "3"], 3, 1), (["-c", "2"], 2, 1), (["--np", "4", "-N", "2"], 4, 2),
+                                  (["-np", "4", "--npernode", "4"], 4, 4)):
+        s = summary_of([*arguments, "sh", "-c", 'test "$1" = -np', "sh", "-np"])
+        check(s["world_size"] == ranks, f"{arguments}: {s['world_size']} ranks, expected {ranks}")
+        nodes = {r["node"] for r in s["ranks"]}
+        check(len(nodes) == -(-ranks // ppn), f"{arguments}: ranks on {sorted(nodes)}, expected {ppn} per node")
+
+
+def case_default_platform_fits_job():
+    # The built-in platform has as many nodes as the job needs; a platform file that is too
+    # small is still an error.
+    s = summary_of(["-np", "40", "true"])
+    check(s["world_size"] == 40 and s["platform"]["nodes"] == 40,
+          f"40 ranks on {s['platform']['nodes']} nodes: {s['platform']}")
+    check(s["platform"]["nodes_from"].startswith("sized by the job"), f"{s['platform']}")
+    s = summary_of(["-n", "6", "--ppn", "4", "true"])
+    check(s["platform"]["nodes"] == 2, f"6 ranks at 4 per node on {s['platform']['nodes']} nodes")
+    s = summary_of(["-n", "2", "--set", "platform.nodes=5", "true"])
+    check(s["platform"]["nodes"] == 5, f"platform.nodes=5 given, {s['platform']['nodes']} nodes built")
+    r = launch(["-q", "-n", "20", "--set", "platform.nodes=16", "true"])
+    expect_status(r, 13)
+    check("need 20 nodes" in r.stderr and "has 16" in r.stderr, f"no clear error for a platform too small\n{r!r}")
 
 
 # --- cases that need the simulation server and the library -------------------------------
