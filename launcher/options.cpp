@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "../simkernel/config_keys.hpp"
+#include "s4bxi/config_keys.hpp"
 
 #ifndef S4BXI_VERSION
 #error "S4BXI_VERSION must be defined by the build"

@@ -22,16 +22,16 @@
 #include <cstring>
 #include <ctime>
 
-#include "clock_spin.hpp"
-#include "cpu_accounting.hpp"
-#include "crash_handler.hpp"
-#include "outside_episode.hpp"
+#include "crash/crash_handler.hpp"
+#include "outside/outside_episode.hpp"
 #include "s4bxi/brief_wait.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "s4bxi/mirror.hpp"
 #include "s4bxi/slot_futex.hpp"
-#include "seccomp_filter.hpp"
-#include "time_math.hpp"
+#include "s4bxi/time_math.hpp"
+#include "time/clock_spin.hpp"
+#include "time/cpu_accounting.hpp"
+#include "time/seccomp_filter.hpp"
 
 namespace s4bxi::interpose {
 namespace {

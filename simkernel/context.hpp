@@ -7,9 +7,9 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "channel_server.hpp"
-#include "registry.hpp"
+#include "channel/channel_server.hpp"
 #include "s4bxi/wire.hpp"
+#include "scheduling/registry.hpp"
 
 namespace s4bxi::sim {
 

@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "config_override.hpp"
+#include "platform/config_override.hpp"
 #include "server.hpp"
 
 int main(int argc, char** argv)

@@ -17,17 +17,17 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "config_override.hpp"
+#include "channel/rank_socket.hpp"
 #include "context.hpp"
-#include "gate.hpp"
-#include "nic_model.hpp"
-#include "platform.hpp"
-#include "portals_engine.hpp"
-#include "rank_proxy.hpp"
-#include "rank_socket.hpp"
-#include "seccomp_supervisor.hpp"
-#include "summary.hpp"
-#include "trace.hpp"
+#include "nic/nic_model.hpp"
+#include "observation/summary.hpp"
+#include "observation/trace.hpp"
+#include "platform/config_override.hpp"
+#include "platform/platform.hpp"
+#include "portals/portals_engine.hpp"
+#include "scheduling/gate.hpp"
+#include "scheduling/rank_proxy.hpp"
+#include "services/seccomp_supervisor.hpp"
 
 namespace s4bxi::sim {
 

@@ -3,7 +3,7 @@
 // stdio; libunwind is warmed up at installation so that it does not initialise itself in
 // the handler.
 #define UNW_LOCAL_ONLY
-#include "crash_handler.hpp"
+#include "crash/crash_handler.hpp"
 
 #include <fcntl.h>
 #include <libunwind.h>
@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "runtime.hpp"
-#include "seccomp_filter.hpp"
+#include "time/seccomp_filter.hpp"
 
 namespace s4bxi::interpose {
 

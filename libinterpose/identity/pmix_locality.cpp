@@ -22,8 +22,8 @@
 #include <optional>
 #include <string>
 
-#include "node_layout.hpp"
-#include "pmix_abi.hpp"
+#include "identity/node_layout.hpp"
+#include "identity/pmix_abi.hpp"
 #include "runtime.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))

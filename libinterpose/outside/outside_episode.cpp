@@ -1,4 +1,4 @@
-#include "outside_episode.hpp"
+#include "outside/outside_episode.hpp"
 
 #include <linux/futex.h>
 #include <pthread.h>

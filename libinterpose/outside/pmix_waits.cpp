@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "outside_episode.hpp"
-#include "pmix_abi.hpp"
+#include "identity/pmix_abi.hpp"
+#include "outside/outside_episode.hpp"
 #include "runtime.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))

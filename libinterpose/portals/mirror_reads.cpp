@@ -1,4 +1,4 @@
-#include "mirror_reads.hpp"
+#include "portals/mirror_reads.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "mirror_reads.hpp"
+#include "portals/mirror_reads.hpp"
 #include "runtime.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))

@@ -1,6 +1,6 @@
 // Rank side of the direct-syscall time trap: a seccomp filter whose time syscalls become
 // user notifications for the server (see seccomp_filter.hpp and docs/time.md).
-#include "seccomp_filter.hpp"
+#include "time/seccomp_filter.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "time_math.hpp"
+#include "s4bxi/time_math.hpp"
 
 #ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
 #define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)

@@ -10,7 +10,7 @@
 // Everywhere else (launchers, daemons, a rank's children, CPU clocks) the real function
 // runs: libc's, found lazily with dlsym(RTLD_NEXT), or an untrapped raw syscall while
 // dlsym itself is running (it may call back into us).
-#include "time_interpose.hpp"
+#include "time/time_interpose.hpp"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,8 +28,8 @@
 #include <cstdint>
 
 #include "runtime.hpp"
-#include "seccomp_filter.hpp"
-#include "time_math.hpp"
+#include "s4bxi/time_math.hpp"
+#include "time/seccomp_filter.hpp"
 
 #define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -1,4 +1,4 @@
-#include "channel_server.hpp"
+#include "channel/channel_server.hpp"
 
 #include <linux/futex.h>
 #include <sys/mman.h>

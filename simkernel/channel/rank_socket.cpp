@@ -1,4 +1,4 @@
-#include "rank_socket.hpp"
+#include "channel/rank_socket.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -1,11 +1,11 @@
-#include "e2e.hpp"
+#include "nic/e2e.hpp"
 
 #include <fmt/format.h>
 
 #include <mutex>
 
-#include "gate.hpp"
-#include "nic_model.hpp"
+#include "nic/nic_model.hpp"
+#include "scheduling/gate.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_e2e, "BXI end-to-end reliability and flow control");
 

@@ -12,7 +12,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "platform.hpp"
+#include "platform/platform.hpp"
 
 namespace s4bxi::sim {
 

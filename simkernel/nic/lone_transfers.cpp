@@ -1,4 +1,4 @@
-#include "lone_transfers.hpp"
+#include "nic/lone_transfers.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "nic_model.hpp"
+#include "nic/nic_model.hpp"
 
 #include <fmt/format.h>
 
@@ -9,12 +9,12 @@
 
 #include <simgrid/kernel/Timer.hpp>
 
-#include "atomics.hpp"
-#include "gate.hpp"
-#include "payload_copy.hpp"
-#include "portals_engine.hpp"
-#include "rank_memory.hpp"
-#include "registry.hpp"
+#include "nic/payload_copy.hpp"
+#include "portals/atomics.hpp"
+#include "portals/portals_engine.hpp"
+#include "scheduling/gate.hpp"
+#include "scheduling/registry.hpp"
+#include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_nic, "The BXI NIC model");
 

@@ -13,11 +13,11 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "e2e.hpp"
-#include "lone_transfers.hpp"
-#include "platform.hpp"
-#include "portals_state.hpp"
-#include "trace.hpp"
+#include "nic/e2e.hpp"
+#include "nic/lone_transfers.hpp"
+#include "observation/trace.hpp"
+#include "platform/platform.hpp"
+#include "portals/portals_state.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,4 +1,4 @@
-#include "payload_copy.hpp"
+#include "nic/payload_copy.hpp"
 
 #include <algorithm>
 #include <memory>

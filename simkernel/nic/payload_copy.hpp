@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "rank_region.hpp"
+#include "services/rank_region.hpp"
 
 namespace s4bxi::sim {
 

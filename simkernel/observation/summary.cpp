@@ -1,11 +1,11 @@
-#include "summary.hpp"
+#include "observation/summary.hpp"
 
 #include <algorithm>
 #include <fstream>
 
 #include "context.hpp"
-#include "platform.hpp"
-#include "process_memory.hpp"
+#include "platform/platform.hpp"
+#include "services/process_memory.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,4 +1,4 @@
-#include "trace.hpp"
+#include "observation/trace.hpp"
 
 #include <atomic>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "config_override.hpp"
+#include "platform/config_override.hpp"
 
 #include <fmt/format.h>
 

@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "config_keys.hpp"
-#include "platform.hpp"
+#include "platform/platform.hpp"
+#include "s4bxi/config_keys.hpp"
 
 namespace s4bxi::sim {
 

@@ -16,9 +16,9 @@
 
 #include <simgrid/kernel/ProfileBuilder.hpp>
 
-#include "config_keys.hpp"
-#include "config_override.hpp"
-#include "platform.hpp"
+#include "platform/config_override.hpp"
+#include "platform/platform.hpp"
+#include "s4bxi/config_keys.hpp"
 
 namespace s4bxi::sim {
 

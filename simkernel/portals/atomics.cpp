@@ -1,4 +1,4 @@
-#include "atomics.hpp"
+#include "portals/atomics.hpp"
 
 #include <portals4.h>
 
@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "rank_region.hpp"
+#include "services/rank_region.hpp"
 
 namespace s4bxi::sim {
 namespace {

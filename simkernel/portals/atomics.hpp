@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "rank_region.hpp"
+#include "services/rank_region.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,4 +1,4 @@
-#include "event_queue.hpp"
+#include "portals/event_queue.hpp"
 
 #include <cstring>
 #include <utility>

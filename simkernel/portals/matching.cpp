@@ -1,4 +1,4 @@
-#include "matching.hpp"
+#include "portals/matching.hpp"
 
 #include <portals4.h>
 

@@ -1,4 +1,4 @@
-#include "portals_engine.hpp"
+#include "portals/portals_engine.hpp"
 
 #include <unistd.h>
 
@@ -11,12 +11,12 @@
 #include <mutex>
 #include <optional>
 
-#include "atomics.hpp"
-#include "gate.hpp"
-#include "nic_model.hpp"
-#include "rank_memory.hpp"
-#include "registry.hpp"
+#include "nic/nic_model.hpp"
+#include "portals/atomics.hpp"
 #include "s4bxi/poll_work.hpp"
+#include "scheduling/gate.hpp"
+#include "scheduling/registry.hpp"
+#include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_portals, "The Portals 4 engine");
 

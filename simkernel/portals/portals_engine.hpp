@@ -3,7 +3,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "portals_state.hpp"
+#include "portals/portals_state.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {

@@ -1,4 +1,4 @@
-#include "portals_report.hpp"
+#include "portals/portals_report.hpp"
 
 #include <fmt/format.h>
 

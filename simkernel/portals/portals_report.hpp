@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "portals_state.hpp"
+#include "portals/portals_state.hpp"
 
 namespace s4bxi::sim {
 

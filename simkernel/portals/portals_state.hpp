@@ -13,11 +13,11 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "counter.hpp"
-#include "event_queue.hpp"
-#include "matching.hpp"
-#include "rank_region.hpp"
-#include "platform.hpp"
+#include "platform/platform.hpp"
+#include "portals/counter.hpp"
+#include "portals/event_queue.hpp"
+#include "portals/matching.hpp"
+#include "services/rank_region.hpp"
 
 namespace s4bxi::sim {
 

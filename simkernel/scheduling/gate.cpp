@@ -1,4 +1,4 @@
-#include "gate.hpp"
+#include "scheduling/gate.hpp"
 
 #include <poll.h>
 
@@ -14,12 +14,12 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
+#include "channel/rank_socket.hpp"
 #include "context.hpp"
-#include "outside_wait_service.hpp"
-#include "portals_engine.hpp"
-#include "portals_report.hpp"
-#include "rank_socket.hpp"
+#include "portals/portals_engine.hpp"
+#include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
+#include "services/outside_wait_service.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
 

@@ -1,4 +1,4 @@
-#include "rank_proxy.hpp"
+#include "scheduling/rank_proxy.hpp"
 
 #include <portals4.h>
 
@@ -9,13 +9,13 @@
 #include <simgrid/s4u.hpp>
 
 #include "context.hpp"
-#include "gate.hpp"
-#include "nic_model.hpp"
-#include "outside_wait_service.hpp"
-#include "pmi_service.hpp"
-#include "portals_engine.hpp"
-#include "process_memory.hpp"
-#include "trace.hpp"
+#include "nic/nic_model.hpp"
+#include "observation/trace.hpp"
+#include "portals/portals_engine.hpp"
+#include "scheduling/gate.hpp"
+#include "services/outside_wait_service.hpp"
+#include "services/pmi_service.hpp"
+#include "services/process_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
 

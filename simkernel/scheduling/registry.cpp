@@ -1,4 +1,4 @@
-#include "registry.hpp"
+#include "scheduling/registry.hpp"
 
 #include <algorithm>
 

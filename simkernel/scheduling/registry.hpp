@@ -11,10 +11,10 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "channel_server.hpp"
-#include "outside_waits.hpp"
-#include "thread_cpu_clock.hpp"
+#include "channel/channel_server.hpp"
 #include "s4bxi/wire.hpp"
+#include "scheduling/thread_cpu_clock.hpp"
+#include "services/outside_waits.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,4 +1,4 @@
-#include "thread_cpu_clock.hpp"
+#include "scheduling/thread_cpu_clock.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

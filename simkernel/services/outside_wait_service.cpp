@@ -1,4 +1,4 @@
-#include "outside_wait_service.hpp"
+#include "services/outside_wait_service.hpp"
 
 #include <fmt/format.h>
 

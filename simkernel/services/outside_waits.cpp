@@ -1,4 +1,4 @@
-#include "outside_waits.hpp"
+#include "services/outside_waits.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,4 +1,4 @@
-#include "pmi_kvs.hpp"
+#include "services/pmi_kvs.hpp"
 
 namespace s4bxi::sim {
 

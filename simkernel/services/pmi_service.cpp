@@ -1,4 +1,4 @@
-#include "pmi_service.hpp"
+#include "services/pmi_service.hpp"
 
 #include <pmi.h>
 
@@ -10,8 +10,8 @@
 #include <simgrid/s4u.hpp>
 
 #include "context.hpp"
-#include "pmi_kvs.hpp"
-#include "registry.hpp"
+#include "scheduling/registry.hpp"
+#include "services/pmi_kvs.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_pmi, "PMI-1 bootstrap service");
 

@@ -1,4 +1,4 @@
-#include "process_memory.hpp"
+#include "services/process_memory.hpp"
 
 #include <sys/resource.h>
 

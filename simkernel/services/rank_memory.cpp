@@ -1,4 +1,4 @@
-#include "rank_memory.hpp"
+#include "services/rank_memory.hpp"
 
 #include <sys/uio.h>
 

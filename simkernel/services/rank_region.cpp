@@ -1,10 +1,10 @@
-#include "rank_region.hpp"
+#include "services/rank_region.hpp"
 
 #include <portals4.h>
 
 #include <vector>
 
-#include "rank_memory.hpp"
+#include "services/rank_memory.hpp"
 
 namespace s4bxi::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "seccomp_supervisor.hpp"
+#include "services/seccomp_supervisor.hpp"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,9 +20,9 @@
 #include <cstring>
 #include <deque>
 
-#include "../libinterpose/time_math.hpp"
 #include "s4bxi/slot_futex.hpp"
-#include "thread_cpu_clock.hpp"
+#include "s4bxi/time_math.hpp"
+#include "scheduling/thread_cpu_clock.hpp"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)

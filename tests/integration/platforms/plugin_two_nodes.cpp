@@ -5,7 +5,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "platform.hpp"
+#include "platform/platform.hpp"
 
 namespace sg4 = simgrid::s4u;
 using s4bxi::sim::NodeHosts;

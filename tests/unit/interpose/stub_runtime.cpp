@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "time_math.hpp"
+#include "s4bxi/time_math.hpp"
 
 namespace stub {
 

@@ -2,7 +2,7 @@
 // become simulated sleeps, and how long those are.
 #include <catch2/catch.hpp>
 
-#include "clock_spin.hpp"
+#include "time/clock_spin.hpp"
 
 using s4bxi::interpose::ClockSpin;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "crash_handler.hpp"
+#include "crash/crash_handler.hpp"
 #include "s4bxi/wire.hpp"
 #include "stub_runtime.hpp"
 

@@ -1,7 +1,7 @@
 // Which ranks share a simulated node under --ppn, as the interposer tells PMIx callers.
 #include <catch2/catch.hpp>
 
-#include "node_layout.hpp"
+#include "identity/node_layout.hpp"
 
 using s4bxi::interpose::NodeLayout;
 

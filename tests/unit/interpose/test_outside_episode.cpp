@@ -14,7 +14,7 @@
 #include <mutex>
 #include <thread>
 
-#include "outside_episode.hpp"
+#include "outside/outside_episode.hpp"
 #include "stub_runtime.hpp"
 
 namespace outside = s4bxi::interpose::outside;

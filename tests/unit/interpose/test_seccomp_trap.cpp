@@ -25,10 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include "s4bxi/time_math.hpp"
 #include "s4bxi/wire.hpp"
-#include "seccomp_filter.hpp"
-#include "seccomp_supervisor.hpp"
-#include "time_math.hpp"
+#include "services/seccomp_supervisor.hpp"
+#include "time/seccomp_filter.hpp"
 
 using namespace s4bxi;
 using namespace s4bxi::timemath;

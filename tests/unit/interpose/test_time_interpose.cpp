@@ -22,9 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include "s4bxi/time_math.hpp"
 #include "stub_runtime.hpp"
-#include "time_interpose.hpp"
-#include "time_math.hpp"
+#include "time/time_interpose.hpp"
 
 using namespace s4bxi::timemath;
 

@@ -6,7 +6,7 @@
 #include <climits>
 #include <cmath>
 
-#include "time_math.hpp"
+#include "s4bxi/time_math.hpp"
 
 using namespace s4bxi::timemath;
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "atomics.hpp"
+#include "portals/atomics.hpp"
 
 using namespace s4bxi::sim;
 

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "channel_server.hpp"
+#include "channel/channel_server.hpp"
 #include "s4bxi/wire.hpp"
 
 using namespace s4bxi;

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "counter.hpp"
-#include "event_queue.hpp"
+#include "portals/counter.hpp"
+#include "portals/event_queue.hpp"
 
 using s4bxi::sim::Counter;
 using s4bxi::sim::EventQueue;

@@ -7,10 +7,10 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "config_override.hpp"
 #include "engine_in_child.hpp"
-#include "lone_transfers.hpp"
-#include "platform.hpp"
+#include "nic/lone_transfers.hpp"
+#include "platform/config_override.hpp"
+#include "platform/platform.hpp"
 
 using namespace s4bxi::sim;
 namespace sg4 = simgrid::s4u;

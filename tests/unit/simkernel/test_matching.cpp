@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <portals4.h>
 
-#include "matching.hpp"
+#include "portals/matching.hpp"
 
 using namespace s4bxi::sim;
 

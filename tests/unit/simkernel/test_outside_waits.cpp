@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "outside_waits.hpp"
+#include "services/outside_waits.hpp"
 
 using s4bxi::sim::FenceBook;
 

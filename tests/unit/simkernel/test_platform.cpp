@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "platform.hpp"
+#include "platform/platform.hpp"
 
 using namespace s4bxi::sim;
 using Catch::Matchers::Contains;
@@ -46,8 +46,8 @@ TEST_CASE("bad platform files are errors naming file, key and value")
 #include <cctype>
 #include <fstream>
 
-#include "config_keys.hpp"
-#include "config_override.hpp"
+#include "platform/config_override.hpp"
+#include "s4bxi/config_keys.hpp"
 
 namespace config = s4bxi::config;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "pmi_kvs.hpp"
+#include "services/pmi_kvs.hpp"
 
 using namespace s4bxi::sim;
 

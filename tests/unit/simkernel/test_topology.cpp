@@ -8,9 +8,9 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
-#include "config_override.hpp"
 #include "engine_in_child.hpp"
-#include "platform.hpp"
+#include "platform/config_override.hpp"
+#include "platform/platform.hpp"
 
 using namespace s4bxi::sim;
 namespace sg4 = simgrid::s4u;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.hpp"
+#include "observation/trace.hpp"
 
 using namespace s4bxi::sim;
 namespace fs = std::filesystem;
