@@ -1,0 +1,285 @@
+// The calls on list entries (PtlMEAppend, PtlMESearch, PtlMEUnlink and their LE forms) and
+// the unexpected headers an appended entry or a search claims.
+#include <fmt/format.h>
+
+#include "portals/call.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_portals);
+
+namespace s4bxi::sim {
+namespace engine {
+
+// The entry's handle slot, if it still holds this entry, becomes free.
+void release_handle(RankPortals& owner, const ListEntryPtr& entry)
+{
+    uint32_t index = handle_index(entry->handle);
+    if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+}
+
+namespace {
+
+EntryCriteria criteria_of(const wire::MEAppendArgs& a, const NetworkInterface& n)
+{
+    EntryCriteria c;
+    c.matching = !a.is_le;
+    c.options = a.options;
+    c.length = a.length;
+    c.match_bits = a.match_bits;
+    c.ignore_bits = a.ignore_bits;
+    ptl_process_t match_id;
+    std::memcpy(&match_id, &a.match_id, sizeof match_id);
+    c.logical = n.options & PTL_NI_LOGICAL;
+    c.match_nid = match_id.phys.nid;
+    c.match_pid = match_id.phys.pid;
+    c.match_rank = match_id.rank;
+    return c;
+}
+
+
+// Unexpected headers taken off a list, and the overflow entries that gave them.
+struct TakenHeaders {
+    std::vector<ptl_event_t> events;
+    std::vector<ListEntryPtr> released;
+};
+
+// Unexpected headers matching `entry`, as the events they will become (with `user_ptr`):
+// overflow events when `claim`, and then they leave the list; SEARCH events without
+// `claim` (PtlMESearch with PTL_SEARCH_ONLY), and they stay. A use-once entry takes only
+// the first; a persistent one gets an event for every match, searches included. Nothing
+// here waits in simulated time.
+TakenHeaders take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
+{
+    TakenHeaders taken;
+    for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
+        if (!criteria_match(entry.criteria, it->source)) {
+            ++it;
+            continue;
+        }
+        ptl_event_t event = it->event;
+        event.user_ptr = reinterpret_cast<void*>(user_ptr);
+        if (!claim) event.type = PTL_EVENT_SEARCH;
+        taken.events.push_back(event);
+        if (claim) {
+            if (it->from) {
+                --it->from->headers;
+                taken.released.push_back(it->from);
+            }
+            it = pt.unexpected.erase(it);
+        } else {
+            ++it;
+        }
+        if (entry.criteria.options & PTL_ME_USE_ONCE) break;
+    }
+    return taken;
+}
+
+// Counts and writes the events of headers taken by take_unexpected, then frees the
+// overflow entries that gave their last header. Writing an event waits in simulated
+// time, during which the NIC may deliver other messages.
+void report_unexpected(Nic& nic, RankPortals& owner, const TakenHeaders& taken, const ListEntry& entry, uint32_t eq,
+                       bool claim)
+{
+    NetworkInterface& owner_ni = owner.nis[entry.ni];
+    for (const ptl_event_t& event : taken.events) {
+        if (!claim) {
+            write_event(nic, owner, eq, event);
+            continue;
+        }
+        if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
+            count_event(owner, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
+        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic, owner, eq, event);
+    }
+    for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic, owner, owner_ni, *from);
+}
+
+// Links a new entry at this instant: a priority entry first claims the unexpected
+// headers it matches; a use-once entry consumed that way is never linked. Claiming and
+// linking happen at one instant: a message arriving while the claimed headers' events are
+// written must find the entry linked, not fall into the overflow list behind the search
+// (a header lost that way left coll/portals4's barrier waiting forever). Nothing here
+// waits; report_link() writes the events afterwards.
+struct Linked {
+    TakenHeaders claimed;
+    bool consumed = false;
+};
+
+Linked claim_and_link(RankPortals& owner, const ListEntryPtr& entry)
+{
+    PortalTableEntry& pt = owner.nis[entry->ni].table[entry->pt_index];
+    Linked linked;
+    if (entry->list == PTL_PRIORITY_LIST) linked.claimed = take_unexpected(pt, *entry, entry->user_ptr, true);
+    linked.consumed = !linked.claimed.events.empty() && (entry->criteria.options & PTL_ME_USE_ONCE);
+    if (linked.consumed) {
+        entry->linked = false;
+        release_handle(owner, entry);
+    } else {
+        entry->linked = true;
+        (entry->list == PTL_PRIORITY_LIST ? pt.priority : pt.overflow).push_back(entry);
+    }
+    return linked;
+}
+
+// The events of a link: the claimed headers' overflow events, then LINK, or, for a
+// use-once entry consumed at once, the specification's PTL_EVENT_AUTO_UNLINK. Waits in
+// simulated time.
+void report_link(Nic& nic, RankPortals& owner, const ListEntryPtr& entry, const Linked& linked)
+{
+    NetworkInterface& n = owner.nis[entry->ni];
+    uint32_t options = entry->criteria.options;
+    report_unexpected(nic, owner, linked.claimed, *entry, n.table[entry->pt_index].eq, true);
+    if (linked.consumed) {
+        if (!(options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)))
+            write_entry_event(nic, owner, n, *entry, PTL_EVENT_AUTO_UNLINK);
+        return;
+    }
+    if (!(options & PTL_ME_EVENT_LINK_DISABLE)) write_entry_event(nic, owner, n, *entry, PTL_EVENT_LINK);
+}
+
+}  // namespace
+
+// The trigger of a PtlTriggeredMEAppend fired: the entry is linked at this instant, and
+// its events are written by an actor of the NIC (triggers fire inside other operations,
+// which must not wait for them).
+void append_triggered(RankPortals& owner, const ListEntryPtr& entry)
+{
+    if (!entry->pending_append) return;  // unlinked meanwhile
+    entry->pending_append = false;
+    Linked linked = claim_and_link(owner, entry);
+    Nic& nic = nic_model().nic(owner.nid);
+    RankPortals* rank = &owner;
+    sg4::Actor::create("triggered-append", nic.hosts().nic,
+                       [&nic, rank, entry, linked] { report_link(nic, *rank, entry, linked); });
+}
+
+// Checks an entry's arguments and creates it, with its handle, not linked yet.
+int Call::new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out)
+{
+    NetworkInterface* n = ni(a.ni);
+    if (!n || n->matching() == static_cast<bool>(a.is_le)) return PTL_ARG_INVALID;
+    uint32_t mask = a.is_le ? PTL_LE_APPEND_OPTIONS_MASK : PTL_ME_APPEND_OPTIONS_MASK;
+    if ((a.options & ~mask) || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated ||
+        !ct_or_none(a.ct, n->index))
+        return PTL_ARG_INVALID;
+    if (a.list != PTL_PRIORITY_LIST && a.list != PTL_OVERFLOW_LIST) return PTL_ARG_INVALID;
+    bool iovec = a.options & PTL_IOVEC;
+    if (iovec && too_many_iovecs(a.is_le ? "PtlLEAppend" : "PtlMEAppend", a.length, n->limits.max_iovecs))
+        return PTL_ARG_INVALID;
+    auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
+    if (!bytes) return PTL_ARG_INVALID;
+    PortalTableEntry& pt = n->table[a.pt_index];
+    // PTL_PT_ONLY_USE_ONCE and PTL_PT_ONLY_TRUNCATE are hints to the NIC, not rules:
+    // Open MPI's MTL sets both and still appends persistent overflow entries.
+    if (pt.priority.size() + pt.overflow.size() >= static_cast<size_t>(n->limits.max_list_size)) return PTL_LIST_TOO_LONG;
+    size_t live = std::count_if(p_.entries.begin(), p_.entries.end(), [](const auto& e) { return e != nullptr; });
+    if (live >= static_cast<size_t>(n->limits.max_entries)) return PTL_NO_SPACE;
+    management_command();
+    auto entry = std::make_shared<ListEntry>();
+    uint32_t index = static_cast<uint32_t>(p_.entries.size());
+    for (uint32_t i = 0; i < p_.entries.size(); ++i)
+        if (!p_.entries[i]) {
+            index = i;
+            break;
+        }
+    if (index == p_.entries.size()) p_.entries.emplace_back();
+    p_.entries[index] = entry;
+    entry->handle = make_handle(a.is_le ? HandleKind::LE : HandleKind::ME, index);
+    entry->ni = n->index;
+    entry->pt_index = a.pt_index;
+    entry->list = static_cast<ptl_list_t>(a.list);
+    entry->start = a.start;
+    entry->ct = a.ct;
+    entry->min_free = a.min_free;
+    entry->user_ptr = a.user_ptr;
+    entry->uid = a.uid;
+    entry->criteria = criteria_of(a, *n);
+    entry->criteria.length = *bytes;
+    entry->iov_count = iovec ? a.length : 0;
+    out = entry;
+    return PTL_OK;
+}
+
+int Call::me_append()
+{
+    ListEntryPtr entry;
+    if (int rc = new_entry(args<wire::MEAppendArgs>(), entry); rc != PTL_OK) return rc;
+    out<wire::HandleReply>().handle = entry->handle;
+    report_link(nic(), p_, entry, claim_and_link(p_, entry));
+    return PTL_OK;
+}
+
+int Call::me_search()
+{
+    const auto& a = args<wire::MEAppendArgs>();
+    NetworkInterface* n = ni(a.ni);
+    if (!n || n->matching() == static_cast<bool>(a.is_le)) return PTL_ARG_INVALID;
+    uint32_t mask = a.is_le ? PTL_LE_APPEND_OPTIONS_MASK : PTL_ME_APPEND_OPTIONS_MASK;
+    if ((a.options & ~mask) || a.pt_index >= n->table.size() || !n->table[a.pt_index].allocated ||
+        !ct_or_none(a.ct, n->index) || (a.list != PTL_SEARCH_ONLY && a.list != PTL_SEARCH_DELETE))
+        return PTL_ARG_INVALID;
+    // A probing loop (MPI_Iprobe until a message comes: a search, its SEARCH event, one
+    // more poll) lets time pass in its searches: a search-only right after an empty poll
+    // or a search that found nothing first waits out a polling step, and the reply tells
+    // the rank that the empty poll after its SEARCH event is free (mirror_reads.cpp). One
+    // round trip per probe instead of two, and the step still grows, so that a long wait
+    // costs few probes. The first search after other work does not wait: a program that
+    // probes once, then does something else, is not delayed.
+    bool step = a.list == PTL_SEARCH_ONLY && p_.probing && !unseen_event_visible();
+    bool arrived = false;
+    if (step) {
+        r_.waiting_on.set([] { return std::string("PtlMESearch in a probing loop"); });
+        arrived = fast_forward(begin_empty_poll());
+    }
+    ListEntry probe;
+    probe.ni = n->index;
+    probe.criteria = criteria_of(a, *n);
+    probe.ct = a.ct;
+    PortalTableEntry& pt = n->table[a.pt_index];
+    bool claim = a.list == PTL_SEARCH_DELETE;
+    TakenHeaders found = take_unexpected(pt, probe, a.user_ptr, claim);
+    report_unexpected(nic(), p_, found, probe, pt.eq, claim);
+    if (step) {
+        out<wire::HandleReply>().value = 1;
+        if (found.events.empty() && !arrived) poll_found_nothing(false);
+        else poll_found_work();
+    }
+    if (found.events.empty()) {
+        ptl_event_t event{};
+        event.type = PTL_EVENT_SEARCH;
+        event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
+        event.pt_index = a.pt_index;
+        event.ni_fail_type = PTL_NI_NO_MATCH;
+        write_event(nic(), p_, pt.eq, event);
+    }
+    return PTL_OK;
+}
+
+int Call::me_unlink()
+{
+    ListEntryPtr e = list_entry(args<wire::HandleArgs>().handle);
+    if (!e) return PTL_ARG_INVALID;
+    management_command();
+    unlink_entry(p_, p_.nis[e->ni], e);
+    return PTL_OK;
+}
+}  // namespace engine
+
+void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry)
+{
+    if (entry->pending_append) {  // unlinked before its triggered append: it never will be
+        entry->pending_append = false;
+        engine::release_handle(owner, entry);
+        return;
+    }
+    if (!entry->linked) return;
+    entry->linked = false;
+    if (entry->pt_index < ni.table.size()) {
+        PortalTableEntry& pt = ni.table[entry->pt_index];
+        pt.priority.remove(entry);
+        pt.overflow.remove(entry);
+    }
+    engine::release_handle(owner, entry);
+}
+
+uint64_t g_vain_polls = 0;
+
+}  // namespace s4bxi::sim
