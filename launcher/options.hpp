@@ -76,7 +76,7 @@ const std::vector<EnvDefault>& env_defaults();
 const std::vector<std::string>& internal_env_names();
 
 // True if `name` is an S4BXI_* variable we know: ours, the internal ones, or a model knob
-// (simkernel/config_keys.hpp).
+// (include/s4bxi/config_keys.hpp).
 bool known_env_name(std::string_view name);
 
 // The server arguments that carry the model configuration: --set, --env, --trace.

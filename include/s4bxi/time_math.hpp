@@ -1,5 +1,5 @@
 // Pure time logic shared by the rank side (time_interpose.cpp, seccomp_filter.cpp) and the
-// server side (simkernel/seccomp_supervisor.cpp): clock classification, timespec
+// server side (simkernel/services/seccomp_supervisor.cpp): clock classification, timespec
 // validation and arithmetic, and the mapping from a rank's virtual clock (seconds of
 // simulated time) to the values each POSIX clock shows. Header-only, no dependencies, so
 // both sides compute bit-identical answers and the unit tests can check it directly.

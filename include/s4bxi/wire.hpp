@@ -198,7 +198,7 @@ struct TextArgs {
     char text[kArgBytes - 8];
 };
 
-// What kind of wait outside the simulation a rank announces (simkernel/outside_waits.hpp).
+// What kind of wait outside the simulation a rank announces (simkernel/services/outside_waits.hpp).
 enum class OutsideWaitKind : uint32_t {
     Local = 0,       // completes without the other ranks (PMIx_Finalize, event handler registration)
     Collective = 1,  // completes when every participant has entered it (a PMIx fence)

@@ -2,7 +2,7 @@
 //
 // A rank that s4bxi-launch started itself (spawn mode) has no process manager but the
 // simulation: its rank and the world size come from its registration, the key-value space
-// and PMI_Barrier from the server (simkernel/pmi_service.hpp). Being preloaded, these
+// and PMI_Barrier from the server (simkernel/services/pmi_service.hpp). Being preloaded, these
 // definitions win over a real libpmi's; so anywhere else (command mode under mpirun or
 // srun, a process that is not a rank) they must not shadow it: each call goes to the next
 // definition in the lookup order, or fails saying it is not supported.

@@ -1,5 +1,5 @@
 // A wait outside the simulation that the rank announces to the server (the PMIx calls of
-// pmix_waits.cpp; simkernel/outside_waits.hpp says how the server resolves it).
+// pmix_waits.cpp; simkernel/services/outside_waits.hpp says how the server resolves it).
 //
 // Open MPI waits for an asynchronous PMIx operation (a fence, an event handler's
 // registration) in a loop such as `while (flag) { opal_progress(); usleep(100); }`, the

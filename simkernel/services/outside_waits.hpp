@@ -1,5 +1,5 @@
 // Waits outside the simulation that a rank announces before entering them (PMIx calls of
-// Open MPI, libinterpose/pmix_waits.cpp), as pure logic. Unlike a wait the gate discovers
+// Open MPI, libinterpose/outside/pmix_waits.cpp), as pure logic. Unlike a wait the gate discovers
 // by itself (blocked outside: it lets simulated time run, and the rank comes back at
 // whatever date the simulation has reached), an announced wait is resolved in simulated
 // terms, so that a run does not depend on how long the process manager takes in real time:

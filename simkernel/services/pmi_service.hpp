@@ -1,4 +1,4 @@
-// PMI-1 requests of spawn-mode ranks (libinterpose/pmi_api.cpp): the key-value space and
+// PMI-1 requests of spawn-mode ranks (libinterpose/identity/pmi_api.cpp): the key-value space and
 // PMI_Barrier, served by the rank's proxy in simulated time.
 #pragma once
 

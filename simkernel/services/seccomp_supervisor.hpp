@@ -1,4 +1,4 @@
-// Server side of the direct-syscall time trap (libinterpose/seccomp_filter.cpp): serves the
+// Server side of the direct-syscall time trap (libinterpose/time/seccomp_filter.cpp): serves the
 // seccomp user notifications of every rank's filter.
 //
 // - A notification from the rank's simulated thread is answered with simulated time:

@@ -1,4 +1,4 @@
-// The deferral of PMIx callbacks (libinterpose/outside_episode.hpp), against the stub
+// The deferral of PMIx callbacks (libinterpose/outside/outside_episode.hpp), against the stub
 // runtime: what the simulated thread's calls get during an episode, and on which thread
 // the program's callback runs.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // The direct-syscall trap end to end: a forked "rank" installs the filter
 // (seccomp_filter.cpp) and hands the listener to a SeccompSupervisor
-// (simkernel/seccomp_supervisor.cpp) in this process, where a fake gate answers the Sleep
+// (simkernel/services/seccomp_supervisor.cpp) in this process, where a fake gate answers the Sleep
 // requests the supervisor posts into the rank's slot. The rank then makes raw time
 // syscalls, from its simulated thread, another thread, and its children.
 #include <catch2/catch.hpp>
