@@ -1,0 +1,115 @@
+// Events and counts written into a rank's queues and counters, and the triggered
+// operations a count fires.
+#include <algorithm>
+
+#include "nic/nic_internal.hpp"
+#include "scheduling/registry.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_nic);
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace nic_detail {
+
+// Something for the rank to notice, visible at `visible_at`: its proxy, if it waits, looks
+// again (an empty poll's fast-forward ends at arrivals).
+void note_arrival(RankPortals& owner, double visible_at, bool event)
+{
+    ++owner.arrivals;
+    owner.last_arrival_visible_at = visible_at;
+    if (event) {
+        ++owner.events;
+        owner.last_event_visible_at = visible_at;
+    }
+    owner.activity->notify_all();
+}
+
+}  // namespace nic_detail
+
+using nic_detail::delivery_latency;
+using nic_detail::note_arrival;
+
+void auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry)
+{
+    if (!entry.free_pending || entry.headers > 0) return;
+    entry.free_pending = false;
+    write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_FREE);
+}
+
+void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
+                       ptl_event_kind_t type)
+{
+    ptl_event_t event{};
+    event.type = type;
+    event.user_ptr = reinterpret_cast<void*>(entry.user_ptr);
+    event.pt_index = entry.pt_index;
+    event.ptl_list = entry.list;
+    event.ni_fail_type = PTL_NI_OK;
+    write_event(nic, owner, ni.table[entry.pt_index].eq, event);
+}
+
+void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_event_t& event)
+{
+    if (eq_handle == PTL_EQ_NONE) return;
+    uint32_t index = handle_index(eq_handle);
+    if (index >= owner.eqs.size() || !owner.eqs[index].used) return;  // freed meanwhile
+    if (nic_model().spec().model_pci_commands)
+        pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size, trace::Op::PCI_EVENT, nic.nid());
+    EventQueue& eq = owner.eqs[index];
+    XBT_DEBUG("rank %d: event %d (ni_fail %d) in eq %#x", owner.rank->rank, static_cast<int>(event.type),
+              static_cast<int>(event.ni_fail_type), eq_handle);
+    double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
+    if (!eq.push({visible, event})) return;
+    note_arrival(owner, visible, true);
+}
+
+namespace {
+
+// Fires, in threshold then registration order, every trigger the counter has reached.
+void fire_triggers(RankPortals& owner, uint32_t index)
+{
+    while (index < owner.cts.size() && owner.cts[index].used) {
+        auto& triggers = owner.cts[index].triggers;
+        auto due = std::min_element(triggers.begin(), triggers.end(), [](const Trigger& a, const Trigger& b) {
+            return a.threshold != b.threshold ? a.threshold < b.threshold : a.order < b.order;
+        });
+        if (due == triggers.end() || due->threshold > owner.cts[index].value.success) return;
+        auto fire = std::move(due->fire);
+        triggers.erase(due);
+        fire();  // may change this or other counters, and fire their triggers
+    }
+}
+
+Counter* counter(RankPortals& owner, uint32_t ct_handle)
+{
+    if (ct_handle == PTL_CT_NONE || handle_kind(ct_handle) != HandleKind::CT) return nullptr;
+    uint32_t index = handle_index(ct_handle);
+    return index < owner.cts.size() && owner.cts[index].used ? &owner.cts[index] : nullptr;
+}
+
+}  // namespace
+
+void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint64_t failure)
+{
+    Counter* c = counter(owner, ct_handle);
+    if (!c) return;
+    c->value.success += success;
+    c->value.failure += failure;
+    c->publish();
+    note_arrival(owner, sg4::Engine::get_clock(), false);
+    fire_triggers(owner, handle_index(ct_handle));
+}
+
+void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)
+{
+    Counter* c = counter(owner, ct_handle);
+    if (!c) return;
+    c->value = value;
+    c->publish();
+    note_arrival(owner, sg4::Engine::get_clock(), false);
+    fire_triggers(owner, handle_index(ct_handle));
+}
+
+}  // namespace s4bxi::sim

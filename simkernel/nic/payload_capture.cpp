@@ -1,0 +1,100 @@
+// When a payload is read from the initiator (at once, or when it lands), triggered
+// operations issued by the NIC, and the SEND and failure events of the initiator.
+#include "nic/nic_internal.hpp"
+#include "scheduling/registry.hpp"
+#include "services/rank_region.hpp"
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+using nic_detail::initiator_event;
+
+namespace {
+
+void read_payload_now(Transfer& t)
+{
+    t.payload_at_delivery = false;
+    t.payload = std::make_unique_for_overwrite<unsigned char[]>(t.length);
+    t.payload_readable =
+        t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.get(), t.length);
+}
+
+}  // namespace
+
+void capture_payload(const TransferPtr& transfer)
+{
+    Transfer& t = *transfer;
+    if (t.kind == MessageType::Get) return;
+    // A Put larger than the E2E context keeps the buffer until it is acknowledged (SEND
+    // comes with the ACK, tx_put_like), so its bytes are still there when it lands.
+    const PlatformSpec& spec = nic_model().spec();
+    t.payload_at_delivery = t.kind == MessageType::Put && !(t.md.options & PTL_MD_VOLATILE) &&
+                            t.length > spec.timings.e2e_context_size && (spec.e2e || t.ack_req != PTL_NO_ACK_REQ);
+    if (!t.payload_at_delivery) {
+        read_payload_now(t);
+        return;
+    }
+    auto& pending = t.initiator->payloads_in_memory;
+    if (pending.size() >= 2 * t.initiator->payloads_in_memory_pruned + 64) {
+        std::erase_if(pending, [](const std::weak_ptr<Transfer>& weak) {
+            TransferPtr other = weak.lock();
+            return !other || !other->payload_at_delivery || other->state != TransferState::Created;
+        });
+        t.initiator->payloads_in_memory_pruned = pending.size();
+    }
+    pending.push_back(transfer);
+}
+
+void capture_pending_payloads(RankPortals& initiator)
+{
+    for (const auto& weak : initiator.payloads_in_memory)
+        if (TransferPtr t = weak.lock(); t && t->payload_at_delivery && t->state == TransferState::Created)
+            read_payload_now(*t);
+    initiator.payloads_in_memory.clear();
+    initiator.payloads_in_memory_pruned = 0;
+}
+
+void issue_triggered(const TransferPtr& transfer)
+{
+    Transfer& t = *transfer;
+    capture_payload(transfer);
+    t.triggered = true;
+    uint64_t size = t.kind == MessageType::Get ? nic_model().timings().get_request_size : t.length;
+    nic_model().nic(t.initiator_nid).tx_queue(t.request_vn).push_detached(
+        new Message{t.kind, transfer, size, t.initiator_nid, t.target_nid, t.kind});
+}
+
+void emit_send(Nic& nic, Transfer& t)
+{
+    if (t.send_emitted) return;
+    t.send_emitted = true;
+    if (t.md.options & PTL_MD_EVENT_CT_SEND)
+        count_event(*t.initiator, t.md.ct, (t.md.options & PTL_MD_EVENT_CT_BYTES) ? t.length : 1, 0);
+    if (t.md.options & (PTL_MD_EVENT_SEND_DISABLE | PTL_MD_EVENT_SUCCESS_DISABLE)) return;
+    ptl_event_t event = initiator_event(PTL_EVENT_SEND, t, t.length);
+    event.ni_fail_type = PTL_NI_OK;
+    write_event(nic, *t.initiator, t.md.eq, event);
+}
+
+void report_undeliverable(Nic& nic, Transfer& t)
+{
+    t.fail = PTL_NI_UNDELIVERABLE;
+    t.state = TransferState::Finished;
+    if (t.kind == MessageType::Get || t.kind == MessageType::FetchAtomic) {
+        const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
+        if (md.options & PTL_MD_EVENT_CT_REPLY) count_event(*t.initiator, md.ct, 0, 1);
+        write_event(nic, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, 0));
+        return;
+    }
+    if (!t.send_emitted) {  // the NIC no longer needs the buffer
+        t.send_emitted = true;
+        if (t.md.options & PTL_MD_EVENT_CT_SEND) count_event(*t.initiator, t.md.ct, 0, 1);
+        write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_SEND, t, t.length));
+    }
+    if (t.ack_req == PTL_NO_ACK_REQ) return;
+    if (t.md.options & PTL_MD_EVENT_CT_ACK) count_event(*t.initiator, t.md.ct, 0, 1);
+    if (t.ack_req == PTL_ACK_REQ) write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, 0));
+}
+
+}  // namespace s4bxi::sim
