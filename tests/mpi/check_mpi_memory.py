@@ -7,13 +7,12 @@ Before the model released delivered messages, the server kept every payload: 12 
 
 usage: check_mpi_memory.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components, verdict
+from mpi_run_env import launch_environment, verdict, why_skip
 
 SKIP = 77
 LIMIT = 300 * 10**6
@@ -21,16 +20,10 @@ SLACK = 8 * 2**20
 
 
 def main(argv):
-    if "--skip" in argv:
-        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
-        return SKIP
     launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_alltoall"
-    if not program.exists() or not shutil.which("mpirun"):
-        print("SKIP: mpi_alltoall or mpirun missing")
-        return SKIP
-    missing = missing_components(launcher)
-    if missing:
-        print(f"SKIP: {missing}")
+    skip = why_skip(argv, program, launcher)
+    if skip:
+        print(f"SKIP: {skip}")
         return SKIP
     errors, peaks = [], {}
     for rounds in (100, 1000):

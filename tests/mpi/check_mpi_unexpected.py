@@ -10,13 +10,11 @@ ended in a deadlock report after a few hundred thousand round trips). The determ
 form of the race is tests/integration/portals/overflow_race.c.
 
 usage: check_mpi_unexpected.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components, verdict
+from mpi_run_env import launch_environment, verdict, why_skip
 
 SKIP = 77
 RUNS = 3
@@ -24,16 +22,10 @@ BLOCK = 4096  # bytes of each overflow block (Open MPI's default: 2 MiB)
 
 
 def main(argv):
-    if "--skip" in argv:
-        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
-        return SKIP
     launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_unexpected"
-    if not program.exists() or not shutil.which("mpirun"):
-        print("SKIP: mpi_unexpected or mpirun missing")
-        return SKIP
-    missing = missing_components(launcher)
-    if missing:
-        print(f"SKIP: {missing}")
+    skip = why_skip(argv, program, launcher)
+    if skip:
+        print(f"SKIP: {skip}")
         return SKIP
     env = launch_environment()
     env.pop("LD_PRELOAD", None)

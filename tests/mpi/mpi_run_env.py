@@ -1,5 +1,6 @@
 """What the scripts that run Debian MPI programs under s4bxi-launch share."""
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,16 @@ def missing_components(launcher):
     writes once they are built, is missing), or None."""
     record = Path(launcher).resolve().parent.parent / "openmpi-portals4-components"
     return None if record.exists() else f"Open MPI's Portals components were not built ({record} is missing)"
+
+
+def why_skip(argv, program, launcher):
+    """Why a check script that runs `program` through `launcher` must be skipped (--skip
+    REASON from meson, the program or mpirun missing, the components not built), or None."""
+    if "--skip" in argv:
+        return argv[argv.index("--skip") + 1]
+    if not Path(program).exists() or not shutil.which("mpirun"):
+        return f"{Path(program).name} or mpirun missing"
+    return missing_components(launcher)
 
 
 def verdict(errors, program_name, success):
