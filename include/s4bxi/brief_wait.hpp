@@ -22,9 +22,11 @@ constexpr int kBriefYields = 200;
 // program's work (a CPU hog, another job), for a whole time slice: every further yield
 // would cost as much. Sleeping on the futex is then the faster way back, since a waker
 // preempts such work at once. The waiter skips its yields for the next waits, then tries
-// again.
-constexpr int64_t kSlowYieldNs = 1'000'000;
-constexpr int kWaitsWithoutYields = 2000;
+// again. On a quiet host with more of our processes than cores, a yield may also hand the
+// core to another rank for a while: the threshold and the count keep such false alarms
+// cheap (with 1 ms and 2000 waits, a quiet MPI ping-pong was about 10 % slower).
+constexpr int64_t kSlowYieldNs = 2'000'000;
+constexpr int kWaitsWithoutYields = 200;
 
 // True as soon as `ready()` holds, false if it still does not after the brief wait.
 // `now_ns()` reads a monotonic clock, in nanoseconds, without a system call.
