@@ -141,9 +141,11 @@ int main(int argc, char** argv)
         plan.program = *program.value;
     }
 
+    // Where this launcher is: its siblings, and the shipped platforms a name may refer to.
+    auto self = self_directory();
+
     if (plan.options.platform) {
-        auto here = self_directory();
-        auto platform = find_platform(*plan.options.platform, here ? platform_dirs(*here.value) : std::vector<std::string>{});
+        auto platform = find_platform(*plan.options.platform, self ? platform_dirs(*self.value) : std::vector<std::string>{});
         if (!platform) {
             log::error("{}", platform.error);
             return kExitUsage;
@@ -169,7 +171,6 @@ int main(int argc, char** argv)
         return kExitUsage;
     }
 
-    auto self = self_directory();
     if (!self) {
         log::error("{}", self.error);
         return kExitLauncherFailure;

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <vector>
 
-#include <dirent.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/stat.h>
@@ -124,20 +123,14 @@ Checked<std::string> check_platform_file(const std::string& file)
 
 Checked<std::string> find_platform(const std::string& name, const std::vector<std::string>& dirs)
 {
-    struct stat st {};
-    if (name.find('/') != std::string::npos || ::stat(name.c_str(), &st) == 0) return check_platform_file(name);
+    std::error_code ec;
+    if (name.find('/') != std::string::npos || fs::exists(name, ec)) return check_platform_file(name);
     std::string file = name.size() > 5 && name.ends_with(".toml") ? name : name + ".toml";
     std::vector<std::string> shipped;
     for (const std::string& dir : dirs) {
-        std::string candidate = dir + "/" + file;
-        if (::stat(candidate.c_str(), &st) == 0) return check_platform_file(candidate);
-        if (DIR* listing = ::opendir(dir.c_str())) {
-            while (dirent* entry = ::readdir(listing)) {
-                std::string_view entry_name = entry->d_name;
-                if (entry_name.ends_with(".toml")) shipped.emplace_back(entry_name.substr(0, entry_name.size() - 5));
-            }
-            ::closedir(listing);
-        }
+        if (fs::exists(fs::path(dir) / file, ec)) return check_platform_file((fs::path(dir) / file).string());
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            if (entry.path().extension() == ".toml") shipped.push_back(entry.path().stem().string());
     }
     std::sort(shipped.begin(), shipped.end());
     shipped.erase(std::unique(shipped.begin(), shipped.end()), shipped.end());
@@ -238,7 +231,6 @@ Checked<Siblings> find_siblings(const std::string& launcher_dir, const SiblingLa
 
 std::string cached_openmpi_components()
 {
-    namespace fs = std::filesystem;
     fs::path root;
     if (const char* dir = std::getenv("S4BXI_CACHE_DIR"); dir && *dir) root = dir;
     else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) root = fs::path(xdg) / "s4bxi";

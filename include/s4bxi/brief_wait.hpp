@@ -27,20 +27,21 @@ constexpr int kBriefYields = 200;
 // cheap (with 1 ms and 2000 waits, a quiet MPI ping-pong was about 10 % slower).
 constexpr int64_t kSlowYieldNs = 2'000'000;
 constexpr int kWaitsWithoutYields = 200;
+// Waits left without yields, per process (the state of the host's cores is the same for
+// every thread and every caller).
+inline std::atomic<int> g_waits_without_yields{0};
 
 // True as soon as `ready()` holds, false if it still does not after the brief wait.
 // `now_ns()` reads a monotonic clock, in nanoseconds, without a system call.
 template <class Ready, class NowNs>
 bool brief_wait(Ready ready, NowNs now_ns)
 {
-    // Per process: the state of the host's cores is the same for every thread.
-    static std::atomic<int> waits_without_yields{0};
     for (int spin = 0; spin < kBriefSpins; ++spin) {
         if (ready()) return true;
         __builtin_ia32_pause();
     }
-    if (int skip = waits_without_yields.load(std::memory_order_relaxed); skip > 0) {
-        waits_without_yields.store(skip - 1, std::memory_order_relaxed);
+    if (int skip = g_waits_without_yields.load(std::memory_order_relaxed); skip > 0) {
+        g_waits_without_yields.store(skip - 1, std::memory_order_relaxed);
         return ready();
     }
     for (int turn = 0; turn < kBriefYields; ++turn) {
@@ -49,7 +50,7 @@ bool brief_wait(Ready ready, NowNs now_ns)
         // The system call itself: a rank's sched_yield() is the interposed, simulated one.
         syscall(SYS_sched_yield);
         if (now_ns() - before > kSlowYieldNs) {
-            waits_without_yields.store(kWaitsWithoutYields, std::memory_order_relaxed);
+            g_waits_without_yields.store(kWaitsWithoutYields, std::memory_order_relaxed);
             break;
         }
     }

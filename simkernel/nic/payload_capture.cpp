@@ -20,6 +20,12 @@ void read_payload_now(Transfer& t)
         t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.get(), t.length);
 }
 
+// A Put whose payload is still to be read from the initiator's memory when it lands.
+bool read_when_it_lands(const Transfer& t)
+{
+    return t.payload_at_delivery && t.state == TransferState::Created;
+}
+
 }  // namespace
 
 void capture_payload(const TransferPtr& transfer)
@@ -39,7 +45,7 @@ void capture_payload(const TransferPtr& transfer)
     if (pending.size() >= 2 * t.initiator->payloads_in_memory_pruned + 64) {
         std::erase_if(pending, [](const std::weak_ptr<Transfer>& weak) {
             TransferPtr other = weak.lock();
-            return !other || !other->payload_at_delivery || other->state != TransferState::Created;
+            return !other || !read_when_it_lands(*other);
         });
         t.initiator->payloads_in_memory_pruned = pending.size();
     }
@@ -49,7 +55,7 @@ void capture_payload(const TransferPtr& transfer)
 void capture_pending_payloads(RankPortals& initiator)
 {
     for (const auto& weak : initiator.payloads_in_memory)
-        if (TransferPtr t = weak.lock(); t && t->payload_at_delivery && t->state == TransferState::Created)
+        if (TransferPtr t = weak.lock(); t && read_when_it_lands(*t))
             read_payload_now(*t);
     initiator.payloads_in_memory.clear();
     initiator.payloads_in_memory_pruned = 0;
