@@ -36,6 +36,7 @@ struct Outcome {
     std::string status = "ok";  // ok, rank-crash, deadlock, registration-timeout, error
     std::string message;
     int exit_code = 0;
+    int abort_status = -1;  // status "abort": the status a rank gave PMI_Abort
 
     bool failed() const { return status != "ok"; }
     void fail(std::string kind, std::string text, int code)
@@ -53,6 +54,9 @@ inline constexpr int kExitDeadlock = 11;
 inline constexpr int kExitRegistration = 12;
 inline constexpr int kExitConfig = 13;
 inline constexpr int kExitInterrupted = 14;
+// A rank called PMI_Abort: the run ends, and the launcher exits with the rank's status
+// (Outcome::abort_status, in the summary).
+inline constexpr int kExitRankAbort = 15;
 
 extern std::atomic<bool> g_terminate_requested;
 

@@ -19,6 +19,7 @@
 #include "portals/portals_engine.hpp"
 #include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
+#include "scheduling/parked_waits.hpp"
 #include "services/outside_wait_service.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
@@ -124,6 +125,7 @@ void on_rank_death(RankRecord& r)
     // Its proxy may be in the middle of a request (a thread that exits, a signal) or waiting
     // for the next one: either would wait for ever.
     if (r.proxy) r.proxy->kill();
+    kill_parked_waits(r);
     // Exited from a thread while another thread's request held the slot: a normal end.
     if (uint32_t status = r.slot.object->exit_status_plus_one.load(std::memory_order_acquire); status && !r.crash_signal) {
         r.phase = RankPhase::Finished;
@@ -323,7 +325,11 @@ void dispatch(const std::vector<RankRecord*>& batch)
             ++r->simulated_thread_requests;
             end_outside_wait(*r);
         }
+        if (r->request.other_thread &&
+            std::find(r->portals_threads.begin(), r->portals_threads.end(), r->request.tid) == r->portals_threads.end())
+            r->portals_threads.push_back(r->request.tid);
         r->phase_before_dispatch = r->phase;
+        r->in_service = true;
         r->phase = RankPhase::Waiting;
         r->dispatch->release();
     }
@@ -422,7 +428,13 @@ void gate_actor()
                 r.checked_wall = now;
                 if (rank_gone(r)) break;
             }
-            if (!running(r)) continue;  // waiting in the simulation
+            // Threads other than the simulated one: park requests, parked timed polls.
+            bool other_thread_may_call = look_at_parked_waits(r, now);
+            if (!running(r)) {  // the simulated thread waits in the simulation
+                if (r.simulated_thread_parked && posted(r) && !r.in_service) batch.push_back(&r);  // another thread's
+                else if (other_thread_may_call) outside = unannounced_outside = true;
+                continue;
+            }
             if (posted(r)) {
                 batch.push_back(&r);
                 continue;
