@@ -137,6 +137,13 @@ void finalize_at_exit(int status, void*)
     finish_rank(status);
 }
 
+// What the server needs to know of the program: an OpenSHMEM program (its library is
+// loaded with the program, before our constructor runs) may wait on its own memory.
+uint32_t program_flags()
+{
+    return dlsym(RTLD_DEFAULT, "shmem_init") ? wire::kHelloOpenShmem : 0;
+}
+
 // Sends the Hello, receives the Welcome and maps the channel. Returns false if refused.
 void attach(int fd, uint32_t flags, const char* size_env_names_unused)
 {
@@ -186,7 +193,7 @@ void register_rank()
             return;
         }
         if (inherited_fd < 0) fatal("exec'd rank lost its registration socket");
-        attach(inherited_fd, wire::kHelloReattach, nullptr);
+        attach(inherited_fd, wire::kHelloReattach | program_flags(), nullptr);
         fcntl(inherited_fd, F_SETFD, 0);
     } else {
         // Not close-on-exec: the rank keeps its registration if it execs another program.
@@ -203,7 +210,7 @@ void register_rank()
                       "(MPI_Comm_spawn, a second mpirun under the same s4bxi-launch)");
             fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
         }
-        attach(fd, 0, nullptr);
+        attach(fd, program_flags(), nullptr);
         char text[32];
         snprintf(text, sizeof text, "%d", g_state.pid);
         setenv("S4BXI_RANK_PID", text, 1);

@@ -29,6 +29,9 @@ struct Config {
     double blocked_window = 0.02;       // wall seconds without CPU progress = blocked outside
     double outside_deadlock_timeout = 300.0;  // wall seconds a blocked-outside rank may hold everyone
     double epoch = 1700000000.0;        // CLOCK_REALTIME at simulated time 0
+    // Zero CPU model: may a rank that computes without Portals calls be waiting on its
+    // memory (memory_waits.hpp)? Auto: OpenSHMEM programs only.
+    enum class MemoryWaits { Auto, On, Off } memory_waits = MemoryWaits::Auto;
 };
 
 // How the run ended. The first failure recorded wins.

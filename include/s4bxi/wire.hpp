@@ -32,6 +32,9 @@ struct Hello {
 // The rank exec'd a new program (a wrapper script, a shim): same process, same rank, new
 // image. It keeps its socket across exec and asks for its channel again.
 inline constexpr uint32_t kHelloReattach = 1;
+// The program is an OpenSHMEM program (it has shmem_init): it may wait on its own memory
+// for a remote write, with no Portals call (docs/time.md "Waiting on memory").
+inline constexpr uint32_t kHelloOpenShmem = 2;
 
 struct Welcome {
     int32_t status;       // 0 on success; otherwise the reason string says why

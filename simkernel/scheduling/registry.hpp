@@ -110,6 +110,11 @@ struct RankRecord {
     std::vector<pid_t> portals_threads;
     double threads_checked_wall = 0.0;
     bool other_thread_may_call = false;  // as last seen
+    // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
+    // it is taken to wait now, and its CPU time when it last got a reply or a write.
+    bool memory_waits = false;
+    bool waits_on_memory = false;
+    uint64_t memory_budget_base_ns = 0;
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request
