@@ -23,6 +23,7 @@
 #include <ctime>
 
 #include "crash/crash_handler.hpp"
+#include "identity/program_kind.hpp"
 #include "outside/outside_episode.hpp"
 #include "s4bxi/brief_wait.hpp"
 #include "s4bxi/fd_passing.hpp"
@@ -137,11 +138,11 @@ void finalize_at_exit(int status, void*)
     finish_rank(status);
 }
 
-// What the server needs to know of the program: an OpenSHMEM program (its library is
-// loaded with the program, before our constructor runs) may wait on its own memory.
+// What the server needs to know of the program: an OpenSHMEM program may wait on its own
+// memory.
 uint32_t program_flags()
 {
-    return dlsym(RTLD_DEFAULT, "shmem_init") ? wire::kHelloOpenShmem : 0;
+    return program_is_openshmem() ? wire::kHelloOpenShmem : 0;
 }
 
 // Sends the Hello, receives the Welcome and maps the channel. Returns false if refused.

@@ -4,7 +4,8 @@ rank that spins on its own memory sees each of three puts land, one simulated mi
 apart, at the date it landed; three runs, one beside a CPU hog, print the same dates and
 end at the same simulated times. With --memory-waits auto the rule is off for a program that
 is not an OpenSHMEM program: the spin holds simulated time, and the run only ends at its
-wall-clock timeout."""
+wall-clock timeout; the same program marked as an OpenSHMEM program (it defines
+shmem_init, not exported) gets the rule under auto and prints the same dates."""
 import json
 import os
 import re
@@ -12,10 +13,10 @@ import subprocess
 import sys
 import tempfile
 
-launcher, program = sys.argv[1], sys.argv[2]
+launcher, program, shmem_program = sys.argv[1:4]
 
 
-def run(memory_waits, timeout, summary_path):
+def run(memory_waits, timeout, summary_path, program=program):
     return subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--memory-waits", memory_waits,
                            "--timeout", str(timeout), "--summary", summary_path, program],
                           capture_output=True, text=True, timeout=timeout + 30)
@@ -46,4 +47,9 @@ with tempfile.TemporaryDirectory() as d:
     off = run("auto", 5, os.path.join(d, "off.json"))
     if off.returncode != 124:
         sys.exit(f"--memory-waits auto on a Portals program: status {off.returncode}, expected the timeout's 124")
+    shmem = run("auto", 60, os.path.join(d, "shmem.json"), shmem_program)
+    shmem_dates = [float(x) for x in re.findall(r"rank 0 saw \d at ([0-9.]+) s", shmem.stdout)]
+    if shmem.returncode != 0 or shmem_dates != dates:
+        sys.exit(f"--memory-waits auto on an OpenSHMEM program: status {shmem.returncode}, dates {shmem_dates}\n"
+                 f"{shmem.stderr}")
 print("ok: the spinning rank sees each write at its date, the same in every run")
