@@ -418,6 +418,7 @@ void gate_actor()
         bool only_memory_waits = true;     // every rank outside waits on its memory
         std::vector<RankRecord*> batch;
         double now = wall_now();
+        bool rank_ended = false;  // a process was found gone: the look at the ranks starts over
         for (auto& rank : ctx.registry.ranks()) {
             RankRecord& r = *rank;
             if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
@@ -433,7 +434,10 @@ void gate_actor()
             bool check = now - r.checked_wall >= kQuietCheckInterval;
             if (check) {
                 r.checked_wall = now;
-                if (rank_gone(r)) break;
+                if (rank_gone(r)) {
+                    rank_ended = true;
+                    break;
+                }
             }
             // Threads other than the simulated one: park requests, parked timed polls.
             bool other_thread_may_call = look_at_parked_waits(r, now);
@@ -472,7 +476,10 @@ void gate_actor()
             unannounced_outside |= blocked;
             only_memory_waits &= !blocked;
         }
-        if (ctx.outcome.failed()) continue;
+        // The look was cut short: what it found of the ranks after the one that ended is
+        // missing (a computing rank taken for none let the gate park, and SimGrid report a
+        // deadlock).
+        if (ctx.outcome.failed() || rank_ended) continue;
         if (all_done) return;
 
         if (computing) {  // hold time until every computing rank has reported
