@@ -106,6 +106,7 @@ TEST_CASE("bad values name the option", "[options]")
         {{"--timeout", "soon", "-n", "1", "p"}, "--timeout"},
         {{"--deadlock-timeout", "0", "-n", "1", "p"}, "--deadlock-timeout"},
         {{"--cpu-model", "fast", "-n", "1", "p"}, "--cpu-model"},
+        {{"--memory-waits", "yes", "-n", "1", "p"}, "--memory-waits"},
         {{"--log-level", "verbose", "-n", "1", "p"}, "--log-level"},
         {{"--service-ranks", "1,x", "-n", "4", "p"}, "--service-ranks"},
         {{"--service-ranks", "3-1", "-n", "4", "p"}, "--service-ranks"},
@@ -205,9 +206,23 @@ TEST_CASE("unknown S4BXI_ variables are errors naming them", "[options][env]")
     CHECK_FALSE(known_env_name("S4BXI_cpu_factor"));
 }
 
+TEST_CASE("--memory-waits: auto by default, from the option or S4BXI_MEMORY_WAITS", "[options][env]")
+{
+    auto d = parse({"-n", "1", "prog"});
+    REQUIRE(d.kind == Kind::Run);
+    CHECK(d.options.memory_waits == "auto");
+    auto e = parse({"-n", "1", "prog"}, {{"S4BXI_MEMORY_WAITS", "on"}});
+    REQUIRE(e.kind == Kind::Run);
+    CHECK(e.options.memory_waits == "on");
+    auto o = parse({"--memory-waits", "off", "-n", "1", "prog"}, {{"S4BXI_MEMORY_WAITS", "on"}});
+    REQUIRE(o.kind == Kind::Run);
+    CHECK(o.options.memory_waits == "off");
+}
+
 TEST_CASE("bad environment values name the variable", "[options][env]")
 {
-    for (const char* name : {"S4BXI_PPN", "S4BXI_CPU_MODEL", "S4BXI_CPU_FACTOR", "S4BXI_TIMEOUT", "S4BXI_LOG_LEVEL"}) {
+    for (const char* name :
+         {"S4BXI_PPN", "S4BXI_CPU_MODEL", "S4BXI_CPU_FACTOR", "S4BXI_MEMORY_WAITS", "S4BXI_TIMEOUT", "S4BXI_LOG_LEVEL"}) {
         INFO(name);
         auto r = parse({"-n", "1", "prog"}, {{name, "garbage"}});
         REQUIRE(r.kind == Kind::Error);
