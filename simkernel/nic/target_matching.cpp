@@ -184,9 +184,8 @@ MatchResult match_entry(Nic& nic, Transfer& t)
                 auto placement = place(entry->criteria, incoming);
                 if (!placement) continue;
                 // Every rank runs as the user who started the run: an entry for another
-                // uid is out of reach.
-                // An entry for another uid is a permission violation; an operation the
-                // entry does not allow (PTL_ME_OP_PUT / PTL_ME_OP_GET), an operation violation.
+                // uid is out of reach (a permission violation); an operation the entry
+                // does not allow (PTL_ME_OP_PUT / PTL_ME_OP_GET) is an operation violation.
                 bool uid_ok = entry->uid == PTL_UID_ANY || entry->uid == static_cast<uint32_t>(getuid());
                 if (!uid_ok) {
                     result.fail = PTL_NI_PERM_VIOLATION;
@@ -249,7 +248,7 @@ bool comm_events_enabled(const ListEntry& entry)
 // Unlinks a consumed entry at once, in the same instant as the match: a program's append
 // or a message on another VN in between would see it still linked. True when its
 // AUTO_UNLINK event is due (written by auto_unlink_event after the operation's own event,
-// as the specification's examples and the reference implementation order them).
+// as the reference implementation orders them).
 bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink)
 {
     if (!unlink) return false;
