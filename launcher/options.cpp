@@ -64,6 +64,7 @@ bool known_env_name(std::string_view name)
     for (const auto& entry : internal_env_names())
         if (name == entry) return true;
     if (name == "S4BXI_CACHE_DIR") return true;  // where Open MPI's components are cached (docs/openmpi.md)
+    if (name == "S4BXI_PORTALS4_SOURCE") return true;  // tools/build-portals4-tests (tests/conformance/README.md)
     return config::find_env(name) != nullptr;
 }
 

@@ -3,6 +3,7 @@
 #include <portals4.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -91,15 +92,24 @@ bool swap_operand(const void* operand, ptl_op_t operation, ptl_datatype_t dataty
         if (!is_rank()) return PTL_NO_INIT;                \
     } while (0)
 
+// PtlInit calls not yet matched by a PtlFini, as the server counts them: PtlAtomicSync,
+// which has nothing to ask the server, answers PTL_NO_INIT from it.
+std::atomic<int> g_inits{0};
+
 S4BXI_API int PtlInit(void)
 {
     REQUIRE_RANK();
-    return call(wire::Op::PtlInit, nullptr, 0).rc;
+    int rc = call(wire::Op::PtlInit, nullptr, 0).rc;
+    if (rc == PTL_OK) g_inits.fetch_add(1, std::memory_order_relaxed);
+    return rc;
 }
 
 S4BXI_API void PtlFini(void)
 {
-    if (is_rank()) call(wire::Op::PtlFini, nullptr, 0);
+    if (!is_rank()) return;
+    call(wire::Op::PtlFini, nullptr, 0);
+    int inits = g_inits.load(std::memory_order_relaxed);
+    while (inits > 0 && !g_inits.compare_exchange_weak(inits, inits - 1, std::memory_order_relaxed)) {}
 }
 
 S4BXI_API int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid, const ptl_ni_limits_t* desired,
@@ -621,19 +631,34 @@ S4BXI_API int PtlHandleIsEqual(ptl_handle_any_t handle1, ptl_handle_any_t handle
 
 S4BXI_API int PtlAtomicSync(void)
 {
+    REQUIRE_RANK();
+    if (g_inits.load(std::memory_order_relaxed) == 0) return PTL_NO_INIT;
     return PTL_OK;  // atomics are applied in order at the target: nothing to wait for
 }
+
+namespace {
+
 // Bundles are hints that the calls in between may be deferred and grouped; issuing each
-// call at once is a valid implementation of the hint.
-S4BXI_API int PtlStartBundle(ptl_handle_ni_t)
+// call at once is a valid implementation of the hint. The server still checks the NI
+// (PTL_NO_INIT before PtlInit, PTL_ARG_INVALID for a handle that is no live NI).
+int bundle(ptl_handle_ni_t ni_handle)
 {
     REQUIRE_RANK();
-    return PTL_OK;
+    wire::HandleArgs args{ni_handle, 0};
+    const wire::Reply& reply = call(wire::Op::PtlNIHandle, &args, sizeof args);
+    if (reply.rc != PTL_OK) return reply.rc;
+    return result<wire::HandleReply>(reply).handle == ni_handle ? PTL_OK : PTL_ARG_INVALID;
 }
-S4BXI_API int PtlEndBundle(ptl_handle_ni_t)
+
+}  // namespace
+
+S4BXI_API int PtlStartBundle(ptl_handle_ni_t ni_handle)
 {
-    REQUIRE_RANK();
-    return PTL_OK;
+    return bundle(ni_handle);
+}
+S4BXI_API int PtlEndBundle(ptl_handle_ni_t ni_handle)
+{
+    return bundle(ni_handle);
 }
 
 S4BXI_API int PtlNIStatus(ptl_handle_ni_t ni_handle, ptl_sr_index_t status_register, ptl_sr_value_t* status)

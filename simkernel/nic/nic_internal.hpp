@@ -30,7 +30,10 @@ bool consume(const ListEntryPtr& entry, Transfer& t);
 void count_entry(RankPortals& owner, const ListEntry& entry, const Transfer& t);
 bool comm_events_enabled(const ListEntry& entry);
 bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink);
-void auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry, bool due);
+void auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due);
+// The target's deferred GET / FETCH_ATOMIC event, if still due, then the AUTO_UNLINK (and
+// AUTO_FREE) of the entry it consumed.
+void write_deferred_event(Nic& nic, Transfer& t);
 void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryPtr& entry, const ptl_event_t& event);
 bool deliver_payload(const Transfer& t, const RankRegion& to, uint64_t offset);
 // Something for the rank to notice, visible at `visible_at` (event_writes.cpp).

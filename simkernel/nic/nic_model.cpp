@@ -282,10 +282,7 @@ void Nic::tx_response(Message* message, VirtualNetwork vn)
         network_send(message, vn, false);
         sg4::this_actor::sleep_for(timing.tx_after_response_no_dma);
     }
-    if (!spec_.e2e && t.deferred_pending) {
-        t.deferred_pending = false;
-        write_event(*this, *t.target, t.target_eq, t.deferred);
-    }
+    if (!spec_.e2e) write_deferred_event(*this, t);
 }
 
 // ACK step at the target (appendix §5.1 step 4): a PTL ACK when the initiator asked for
@@ -335,9 +332,8 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
         bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));
         ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
-        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
-        auto_free_if_due(*this, owner, *found.ni, *found.entry);
+        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
     }
     queue_ack(transfer, ptl_ack_wanted, vn);
     if (found.entry && spec_.model_pci && message->size > 0) {
@@ -374,9 +370,8 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
             sg4::this_actor::sleep_for(first_packet_wait(message->size));
         }
         queue_ack(transfer, ptl_ack_wanted, vn);
-        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
-        auto_free_if_due(*this, owner, *found.ni, *found.entry);
+        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
     } else {
         // The specification's answer to an unmatched message, like an unmatched Put.
         queue_ack(transfer, ptl_ack_wanted, vn);
@@ -413,14 +408,16 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         ptl_event_t event = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
         if (!fetch_atomic) event.hdr_data = 0;
         record_unexpected(*found.ni, t, found.entry, event);
-        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
-        if (comm_events_enabled(entry)) {
+        if (comm_events_enabled(entry)) {  // written when the response is acknowledged, then the AUTO_UNLINK
             t.deferred_pending = true;
             t.target = &owner;
             t.target_eq = found.ni->table[t.pt_index].eq;
             t.deferred = event;
+            if (unlink_event) t.deferred_unlink = found.entry;
+            else auto_free_if_due(*this, owner, *found.ni, entry);
+        } else {
+            auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         }
-        auto_free_if_due(*this, owner, *found.ni, *found.entry);
     }
     auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,
                                  found.entry ? t.mlength : 0, nid_, t.initiator_nid, t.kind};
@@ -445,9 +442,12 @@ void Nic::rx_response(Message* message)
         send_e2e_ack(ack, response_vn(t.request_vn));
     }
     if (t.kind == MessageType::FetchAtomic) emit_send(*this, t);
+    // A Get from the rank itself: its target event (then the AUTO_UNLINK) comes before the
+    // REPLY in the queue they share, as the target wrote it before sending the response.
+    if (t.target == t.initiator) write_deferred_event(*this, t);
     const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
     if (md.options & PTL_MD_EVENT_CT_REPLY)
-        count_event(*t.initiator, md.ct, (md.options & PTL_MD_EVENT_CT_BYTES) ? t.length : 1, t.fail != PTL_NI_OK);
+        count_event(*t.initiator, md.ct, (md.options & PTL_MD_EVENT_CT_BYTES) ? t.mlength : 1, t.fail != PTL_NI_OK);
     if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
         write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
     if (write) write.wait();
@@ -481,10 +481,7 @@ void Nic::rx_e2e_ack(Message* message)
     case MessageType::FetchAtomicResponse:  // at the responder: the deferred target event
         e2e_.acknowledge(t.response_record);
         t.state = TransferState::Finished;
-        if (t.deferred_pending) {
-            t.deferred_pending = false;
-            write_event(*this, *t.target, t.target_eq, t.deferred);
-        }
+        write_deferred_event(*this, t);
         break;
     case MessageType::PtlAck:
         e2e_.acknowledge(t.response_record);

@@ -74,6 +74,7 @@ struct Transfer {
     RankPortals* target = nullptr;
     uint32_t target_eq = PTL_EQ_NONE;
     ptl_event_t deferred{};
+    ListEntryPtr deferred_unlink;  // the entry it consumed: its AUTO_UNLINK comes after it
     // E2E bookkeeping: the request (held by the initiator's node), the PTL ACK or the
     // response (held by the target's).
     E2eRecordPtr request_record;

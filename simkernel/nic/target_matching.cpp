@@ -184,11 +184,17 @@ MatchResult match_entry(Nic& nic, Transfer& t)
                 auto placement = place(entry->criteria, incoming);
                 if (!placement) continue;
                 // Every rank runs as the user who started the run: an entry for another
-                // uid is out of reach.
+                // uid is out of reach (a permission violation); an operation the entry
+                // does not allow (PTL_ME_OP_PUT / PTL_ME_OP_GET) is an operation violation.
                 bool uid_ok = entry->uid == PTL_UID_ANY || entry->uid == static_cast<uint32_t>(getuid());
-                if (!uid_ok || !access_permitted(entry->criteria.options, incoming.access)) {
+                if (!uid_ok) {
                     result.fail = PTL_NI_PERM_VIOLATION;
                     ++ni->status[PTL_SR_PERMISSION_VIOLATIONS];
+                    return result;
+                }
+                if (!access_permitted(entry->criteria.options, incoming.access)) {
+                    result.fail = PTL_NI_OP_VIOLATION;
+                    ++ni->status[PTL_SR_OPERATION_VIOLATIONS];
                     return result;
                 }
                 // Unexpected headers are counted against the NI's limit only under flow
@@ -241,7 +247,8 @@ bool comm_events_enabled(const ListEntry& entry)
 
 // Unlinks a consumed entry at once, in the same instant as the match: a program's append
 // or a message on another VN in between would see it still linked. True when its
-// AUTO_UNLINK event is due (written by auto_unlink_event, before the PUT/ATOMIC one).
+// AUTO_UNLINK event is due (written by auto_unlink_event after the operation's own event,
+// as the reference implementation orders them).
 bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink)
 {
     if (!unlink) return false;
@@ -251,9 +258,21 @@ bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& e
     return true;
 }
 
-void auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry, bool due)
+// The AUTO_UNLINK event when due, then the AUTO_FREE if no header points into the entry.
+void auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due)
 {
     if (due) write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_UNLINK);
+    auto_free_if_due(nic, owner, ni, entry);
+}
+
+void write_deferred_event(Nic& nic, Transfer& t)
+{
+    if (!t.deferred_pending) return;
+    t.deferred_pending = false;
+    write_event(nic, *t.target, t.target_eq, t.deferred);
+    ListEntryPtr entry = std::move(t.deferred_unlink);
+    if (entry && entry->ni < std::size(t.target->nis) && t.target->nis[entry->ni].used)  // not finalized meanwhile
+        auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true);
 }
 
 ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)

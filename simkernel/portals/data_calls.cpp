@@ -24,7 +24,9 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
         get_md = md(f.get_md);
         if (!get_md || get_md->ni != m->ni) return PTL_ARG_INVALID;
         if (f.local_get_offset > get_md->length || a.length > get_md->length - f.local_get_offset) return PTL_ARG_INVALID;
-        if (a.length > n.limits.max_fetch_atomic_size) return PTL_ARG_INVALID;
+        // An atomic operation that returns the prior value is an atomic operation:
+        // max_atomic_size bounds it too (docs/model.md "NI limits").
+        if (a.length > n.limits.max_fetch_atomic_size || a.length > n.limits.max_atomic_size) return PTL_ARG_INVALID;
         bool swap_op = a.atomic_op >= PTL_SWAP && a.atomic_op <= PTL_MSWAP;
         if (swap != swap_op || !operation_allowed(a.atomic_op, a.atomic_type)) return PTL_ARG_INVALID;
         size_t element = datatype_size(a.atomic_type);
@@ -33,7 +35,18 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
     }
     if (a.local_offset > m->length || a.length > m->length - a.local_offset) return PTL_ARG_INVALID;
     if (a.length > n.limits.max_msg_size) return PTL_ARG_INVALID;
-    if (kind != MessageType::Get && a.ack_req > PTL_OC_ACK_REQ) return PTL_ARG_INVALID;
+    if (kind != MessageType::Get && !fetch) {
+        if (a.ack_req > PTL_OC_ACK_REQ) return PTL_ARG_INVALID;
+        // An acknowledgement needs somewhere to land: the reference implementation refuses
+        // the call rather than dropping it (the specification leaves the checks to it).
+        if (a.ack_req == PTL_ACK_REQ && m->eq == PTL_EQ_NONE) return PTL_ARG_INVALID;
+        if (a.ack_req == PTL_CT_ACK_REQ && m->ct == PTL_CT_NONE) return PTL_ARG_INVALID;
+    }
+    // A volatile MD's payload is copied at the call: no more than the max_volatile_size the
+    // program asked for (the reference implementation's check).
+    if (n.volatile_limit && kind != MessageType::Get && (m->options & PTL_MD_VOLATILE) &&
+        a.length > n.limits.max_volatile_size)
+        return PTL_ARG_INVALID;
     if (a.pt_index > static_cast<uint32_t>(n.limits.max_pt_index)) return PTL_ARG_INVALID;
     if (kind == MessageType::Atomic) {
         if (!operation_allowed(a.atomic_op, a.atomic_type) || a.atomic_op >= PTL_SWAP) return PTL_ARG_INVALID;
@@ -139,6 +152,7 @@ int Call::triggered()
     if (op == wire::Op::PtlCTInc || op == wire::Op::PtlCTSet) {
         Counter* target = ct(a.counter.ct);
         if (!target || target->ni != trigger->ni) return PTL_ARG_INVALID;
+        if (op == wire::Op::PtlCTInc && a.counter.success != 0 && a.counter.failure != 0) return PTL_ARG_INVALID;
         uint32_t handle = a.counter.ct;
         ptl_ct_event_t value{a.counter.success, a.counter.failure};
         if (op == wire::Op::PtlCTInc)

@@ -203,6 +203,7 @@ int Call::ct_update(bool set)
 {
     const auto& a = args<wire::CTArgs>();
     if (!ct(a.ct)) return PTL_ARG_INVALID;
+    if (!set && a.success != 0 && a.failure != 0) return PTL_ARG_INVALID;  // one of the two, as the reference checks
     if (set) set_counter(p_, a.ct, {a.success, a.failure});
     else count_event(p_, a.ct, a.success, a.failure);
     return PTL_OK;

@@ -153,8 +153,9 @@ int Call::ni_init()
     uint32_t index = (matching ? 0 : 1) + (logical ? 2 : 0);
     NetworkInterface& n = p_.nis[index];
     auto& reply = out<wire::NIInitReply>();
-    if (n.used) {  // a second PtlNIInit of the same kind returns the same NI
+    if (n.used) {  // a second PtlNIInit of the same kind returns the same NI, until its PtlNIFini
         if (a.pid != PTL_PID_ANY && a.pid != n.pid) return PTL_ARG_INVALID;
+        ++n.inits;
         reply.ni = make_handle(HandleKind::NI, index);
         std::memcpy(reply.actual, &n.limits, sizeof n.limits);
         return PTL_OK;
@@ -179,6 +180,7 @@ int Call::ni_init()
     management_command();
     n = NetworkInterface{};
     n.used = true;
+    n.inits = 1;
     n.index = index;
     n.options = options;
     n.pid = pid;
@@ -186,6 +188,7 @@ int Call::ni_init()
     ptl_ni_limits_t desired;
     std::memcpy(&desired, a.desired, sizeof desired);
     n.limits = a.has_desired ? negotiate(desired) : default_limits();
+    n.volatile_limit = a.has_desired && desired.max_volatile_size > 0;
     n.table.assign(static_cast<size_t>(n.limits.max_pt_index) + 1, PortalTableEntry{});
     n.command_slots = sg4::Semaphore::create(nic_model().spec().command_queue_depth);
     nic().interfaces().push_back(&n);
@@ -198,6 +201,7 @@ int Call::ni_fini()
 {
     NetworkInterface* n = ni(args<wire::HandleArgs>().handle);
     if (!n) return PTL_ARG_INVALID;
+    if (--n->inits > 0) return PTL_OK;  // the NI lives until every PtlNIInit has had its PtlNIFini
     management_command();
     capture_pending_payloads(p_);
     // Every command accepted by the NIC before the NI goes away.
@@ -372,8 +376,16 @@ int Call::get_id(bool physical)
     NetworkInterface* n = ni(args<wire::HandleArgs>().handle);
     if (!n) return PTL_ARG_INVALID;
     ptl_process_t id{};
-    if (!physical && (n->options & PTL_NI_LOGICAL)) id.rank = static_cast<ptl_rank_t>(r_.rank);
-    else {
+    if (!physical && (n->options & PTL_NI_LOGICAL)) {
+        // The rank is the process's index in the NI's map (PtlSetMap), which need not
+        // follow the launcher's order.
+        id.rank = static_cast<ptl_rank_t>(r_.rank);
+        for (size_t i = 0; i < n->map.size(); ++i)
+            if (n->map[i].phys.nid == p_.nid && n->map[i].phys.pid == n->pid) {
+                id.rank = static_cast<ptl_rank_t>(i);
+                break;
+            }
+    } else {
         id.phys.nid = p_.nid;
         id.phys.pid = n->pid;
     }

@@ -107,9 +107,13 @@ struct PortalTableEntry {
 struct NetworkInterface {
     bool used = false;
     uint32_t index = 0;  // 0..3: (matching, physical) combination
+    uint32_t inits = 0;  // PtlNIInit calls not yet matched by a PtlNIFini
     uint32_t options = 0;
     uint32_t pid = 0;
     ptl_ni_limits_t limits{};
+    // The program asked for a max_volatile_size: larger Puts from volatile MDs are refused
+    // (otherwise the limit is reported only, docs/model.md "NI limits").
+    bool volatile_limit = false;
     std::vector<PortalTableEntry> table;
     simgrid::s4u::SemaphorePtr command_slots;  // the NIC command queue depth
     std::vector<ptl_process_t> map;             // logical NIs: rank -> (nid, pid)

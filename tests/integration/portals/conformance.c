@@ -171,6 +171,7 @@ int main(void)
     CHECK(PtlPTFree(ni, pt) == PTL_OK);
     CHECK(PtlCTFree(ct) == PTL_OK);
     CHECK(PtlNIFini(ni) == PTL_OK);
+    CHECK(PtlNIFini(ni) == PTL_OK); /* the second PtlNIInit's: the NI goes now */
     CHECK(PtlNIFini(ni) == PTL_ARG_INVALID);
     PtlFini();
     printf("%d failures\n", failures);

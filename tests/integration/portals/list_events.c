@@ -60,7 +60,7 @@ int main(void)
     PtlMDBind(ni, &desc, &md);
 
     /* Three messages land in an overflow entry that unlinks itself after the third
-     * (MANAGE_LOCAL, min_free): AUTO_UNLINK, then their PUT events. */
+     * (MANAGE_LOCAL, min_free): their PUT events, the third's followed by AUTO_UNLINK. */
     PtlPTAlloc(ni, 0, target_eq, 3, &pt);
     ptl_me_t bucket = {overflow, 3 * sizeof payload, PTL_CT_NONE, PTL_UID_ANY,
                        PTL_ME_OP_PUT | PTL_ME_MANAGE_LOCAL | PTL_ME_EVENT_LINK_DISABLE, any, 0x10, 0x0f,

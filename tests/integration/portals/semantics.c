@@ -104,13 +104,13 @@ int main(void)
         EXPECT_RC(PtlLEAppend(nm, 3, &le, PTL_PRIORITY_LIST, NULL, &h_le), PTL_OK);
         EXPECT_RC(PtlMEAppend(nm, 3, &data, PTL_PRIORITY_LIST, NULL, &h_data), PTL_ARG_INVALID);
 
-        /* 1. A 16-byte put consumes the use-once ME: AUTO_UNLINK, then PUT. */
-        ptl_event_t unlink = wait_event(PTL_EVENT_AUTO_UNLINK);
-        expect(unlink.user_ptr == (void *)0x1, "AUTO_UNLINK of the use-once ME");
+        /* 1. A 16-byte put consumes the use-once ME: PUT, then AUTO_UNLINK. */
         ptl_event_t put = wait_event(PTL_EVENT_PUT);
         expect(put.mlength == 16 && put.rlength == 16 && put.hdr_data == 77 && put.match_bits == 1 &&
                    put.initiator.phys.nid == 0 && put.initiator.phys.pid == 9 && put.start == buffer,
                "PUT event fields");
+        ptl_event_t unlink = wait_event(PTL_EVENT_AUTO_UNLINK);
+        expect(unlink.user_ptr == (void *)0x1, "AUTO_UNLINK of the use-once ME, after its PUT");
         expect(memcmp(buffer, "sixteen bytes!!", 16) == 0, "put data landed");
         /* 2. A 64-byte put into the 11-byte ME is truncated, and counted in bytes. */
         put = wait_event(PTL_EVENT_PUT);

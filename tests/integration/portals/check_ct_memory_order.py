@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""A counted Put's bytes are in memory when its count is visible, under load: runs
+ct_memory_order (PtlCTGet, read the word, PtlCTPoll/PtlCTWait for one more, as OpenSHMEM's
+shmem_wait_until) RUNS times under the measured CPU model with a CPU hog on every core
+beside it, so that ranks are descheduled at any point of the sequence. Any run that
+hangs (a count visible before its bytes, or a delivered count the target never sees)
+or fails fails the test.
+
+usage: check_ct_memory_order.py LAUNCHER PROGRAM [RUNS [ROUNDS]]"""
+import os
+import subprocess
+import sys
+
+launcher, program = sys.argv[1], sys.argv[2]
+runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+rounds = sys.argv[4] if len(sys.argv) > 4 else "1000"
+hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+failures = []
+try:
+    for run in range(1, runs + 1):
+        try:
+            done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "measured", "--timeout", "60", program,
+                                   rounds], capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                failures.append(f"run {run} (exit status {done.returncode}):\n{done.stdout}{done.stderr}")
+        except subprocess.TimeoutExpired:
+            failures.append(f"run {run}: no end after 120 s")
+finally:
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+if failures:
+    sys.exit("FAIL: " + "\n".join(failures))
+print(f"ok: {runs} runs of {rounds} counted Puts beside {len(hogs)} CPU hogs")
