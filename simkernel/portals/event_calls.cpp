@@ -29,6 +29,7 @@ int Call::eq_free()
     if (!q) return PTL_ARG_INVALID;
     management_command();
     q->close();
+    p_.activity->notify_all();  // another thread's wait on it returns PTL_INTERRUPTED
     return PTL_OK;
 }
 
@@ -58,7 +59,9 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_
         double earliest = -1;
         for (uint32_t i = 0; i < count; ++i) {
             EventQueue* q = eq(handles[i]);
-            if (!q) return PTL_ARG_INVALID;  // freed meanwhile
+            // Freed meanwhile, by another thread (PtlEQFree, PtlNIFini): the specification's
+            // PTL_INTERRUPTED for a blocking wait.
+            if (!q) return polling ? PTL_ARG_INVALID : PTL_INTERRUPTED;
             ptl_event_t event;
             double next_visible;
             if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
@@ -113,6 +116,7 @@ int Call::ct_free()
     if (!c) return PTL_ARG_INVALID;
     management_command();
     c->close();
+    p_.activity->notify_all();  // another thread's wait on it returns PTL_INTERRUPTED
     return PTL_OK;
 }
 
@@ -158,9 +162,9 @@ int Call::ct_wait()
 {
     const auto& a = args<wire::CTArgs>();
     std::unique_lock lock(*p_.mutex);
-    while (true) {
+    for (bool first = true;; first = false) {
         Counter* c = ct(a.ct);
-        if (!c) return PTL_ARG_INVALID;
+        if (!c) return first ? PTL_ARG_INVALID : PTL_INTERRUPTED;  // freed meanwhile: PtlCTFree, PtlNIFini
         r_.waiting_on.set([a, value = c->value] {
             return fmt::format("PtlCTWait(ct {:#x}, test {}) with the counter at {} (failures {})", a.ct, a.success,
                                value.success, value.failure);
@@ -182,10 +186,10 @@ int Call::ct_poll()
     double deadline = poll_deadline(a.timeout_ms);
     r_.waiting_on.set([size = a.size] { return fmt::format("PtlCTPoll({} counters)", size); });
     std::unique_lock lock(*p_.mutex);
-    while (true) {
+    for (bool first = true;; first = false) {
         for (uint32_t i = 0; i < a.size; ++i) {
             Counter* c = ct(a.handles[i]);
-            if (!c) return PTL_ARG_INVALID;
+            if (!c) return first ? PTL_ARG_INVALID : PTL_INTERRUPTED;  // freed meanwhile
             if (c->value.success >= a.tests[i] || c->value.failure > 0) {
                 auto& reply = out<wire::CTReply>();
                 reply.success = c->value.success;

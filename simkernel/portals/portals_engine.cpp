@@ -216,6 +216,7 @@ int Call::ni_fini()
         if (c.used && c.ni == n->index) c.close();
     for (auto& m : p_.mds)
         if (m.used && m.ni == n->index) m = MemoryDescriptor{};
+    p_.activity->notify_all();  // another thread's wait on them returns PTL_INTERRUPTED
     auto& list = nic().interfaces();
     list.erase(std::remove(list.begin(), list.end(), n), list.end());
     bool pid_still_used = false;

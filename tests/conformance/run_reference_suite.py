@@ -25,6 +25,9 @@ from pathlib import Path
 
 SKIP = 77
 HERE = Path(__file__).resolve().parent
+# Cases that wait on their own memory for a remote write, with no Portals call: they run
+# with --memory-waits on, as a user would run them (docs/time.md "Waiting on memory").
+MEMORY_WAITERS = {"test_amo_barrier"}
 
 
 def parse_args():
@@ -83,9 +86,11 @@ def cases_of(suite, set_name):
     return [(name, [str(suite / "sfw" / "ptl_test"), "-b", str(folder) + "/", "-f", name]) for name in names]
 
 
-def run_case(launcher, command, ranks, cpu_model, timeout, env, workdir):
+def run_case(launcher, name, command, ranks, cpu_model, timeout, env, workdir):
     """(passed, seconds, output tail)."""
-    args = [launcher, "-q", "-n", str(ranks), "--cpu-model", cpu_model, "--timeout", str(timeout), "--"] + command
+    memory_waits = ["--memory-waits", "on"] if name in MEMORY_WAITERS else []
+    args = [launcher, "-q", "-n", str(ranks), "--cpu-model", cpu_model, *memory_waits, "--timeout", str(timeout),
+            "--"] + command
     started = time.monotonic()
     try:
         run = subprocess.run(args, capture_output=True, text=True, errors="replace", env=env, cwd=workdir,
@@ -131,7 +136,7 @@ def main():
         for name, command in cases:
             # An expected failure may be a hang: it need not use the whole wall-clock limit.
             timeout = min(a.timeout, 10) if name in expected else a.timeout
-            passed, seconds, output = run_case(a.launcher, command, ranks, a.cpu_model, timeout, env, workdir)
+            passed, seconds, output = run_case(a.launcher, name, command, ranks, a.cpu_model, timeout, env, workdir)
             if name in expected:
                 verdict = "XPASS" if passed else "XFAIL"
             else:

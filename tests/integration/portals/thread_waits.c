@@ -10,7 +10,8 @@
  *   4. PtlEQPoll with a timeout of 1.3 s on an event queue, while a helper sleeps, then
  *      puts to the rank itself (the put's SEND event ends the poll);
  *   5. the simulated thread itself waits in PtlCTWait while a helper, which has made a
- *      Portals call before, sleeps 20 ms of real time and then increments. */
+ *      Portals call before, sleeps 20 ms of real time and then increments;
+ *   6. a helper waits in PtlCTWait while another frees the counter: PTL_INTERRUPTED. */
 #define _POSIX_C_SOURCE 200809L
 #include <portals4.h>
 #include <pthread.h>
@@ -82,6 +83,14 @@ static void *increment_thread(void *arg)
     for (int k = 0; k < 10; ++k)
         if (PtlCTInc(ct, (ptl_ct_event_t){1, 0}) != PTL_OK) return (void *)1;
     return NULL;
+}
+
+static void *free_thread(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&started);
+    sleep_ms(50);
+    return PtlCTFree(ct) == PTL_OK ? NULL : (void *)1;
 }
 
 static void *put_thread(void *arg)
@@ -165,6 +174,9 @@ int main(void)
     pthread_join(helper, &helper_failed);
     expect(helper_failed == NULL && count.success == 10,
            "5. the simulated thread's PtlCTWait lets another thread increment");
+
+    w = run_case(0, 10, 0, free_thread);
+    expect(w.rc == PTL_INTERRUPTED, "6. PtlCTWait in a thread returns PTL_INTERRUPTED when another frees the counter");
 
     EXPECT_RC(PtlNIFini(ni), PTL_OK);
     PtlFini();
