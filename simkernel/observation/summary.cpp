@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "context.hpp"
+#include "observation/timeline.hpp"
 #include "platform/platform.hpp"
 #include "services/process_memory.hpp"
 
@@ -40,7 +41,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"peak_rss", r->peak_resident_bytes},
                          {"finished", r->phase == RankPhase::Finished}});
     }
-    return {{"version", 1},
+    nlohmann::json summary = {{"version", 1},
             {"status", ctx.outcome.status},
             {"message", ctx.outcome.message},
             {"world_size", ctx.registry.size()},
@@ -54,6 +55,8 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"server_peak_rss", server_peak_resident_bytes()},
             {"largest_rank_peak_rss", largest_rank_peak},
             {"ranks", ranks}};
+    observe::add_to_summary(summary);
+    return summary;
 }
 
 void write_summary(const nlohmann::json& summary, const std::string& path)

@@ -10,6 +10,7 @@
 
 #include "context.hpp"
 #include "nic/nic_model.hpp"
+#include "observation/timeline.hpp"
 #include "observation/trace.hpp"
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
@@ -27,12 +28,13 @@ namespace {
 
 constexpr double kLongestSleep = 1e9;  // seconds; longer requests are malformed
 
-void inject_compute(RankRecord& r, uint64_t cpu_ns)
+// Returns when the computation ended (its start, the rank's last reply, if none).
+double inject_compute(RankRecord& r, uint64_t cpu_ns)
 {
     const Config& config = context().config;
-    if (config.cpu_model == wire::CpuModel::Zero) return;
+    if (config.cpu_model == wire::CpuModel::Zero) return r.slot.object->sim_time_at_reply();
     double seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
-    if (seconds < config.cpu_threshold || seconds <= 0) return;
+    if (seconds < config.cpu_threshold || seconds <= 0) return r.slot.object->sim_time_at_reply();
     // The computation began at the rank's last reply. Simulated time may have moved on
     // since, up to what the rank had surely computed by then (the gate's horizon): only
     // the rest is still to pass.
@@ -49,6 +51,7 @@ void inject_compute(RankRecord& r, uint64_t cpu_ns)
     }
     r.compute_time += seconds;
     if (trace::enabled()) trace::record(trace::Op::COMPUTE, r.nid, r.nid, start, sg4::Engine::get_clock());
+    return end;
 }
 
 // Returns true when the rank has finished.
@@ -78,6 +81,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         return false;
     }
     case wire::Op::Yield: return false;
+    case wire::Op::CallRecords: return false;  // drained at dispatch
     case wire::Op::OutsideWait:
         reply.rc = announce_outside_wait(r, wire::args_as<wire::OutsideWaitArgs>(request.args));
         return false;
@@ -126,11 +130,13 @@ void rank_proxy(RankRecord* rank)
         ++g_sim_activity;
         const wire::Request request = r.request;
         learn_local_reads(r);
-        inject_compute(r, request.cpu_ns);
+        double compute_start = r.slot.object->sim_time_at_reply();
+        observe::request_dispatched(r, request, compute_start, inject_compute(r, request.cpu_ns));
         wire::Reply& reply = r.slot.object->reply;
         std::memset(&reply, 0, sizeof reply);
         reply.seq = request.seq;
         bool finished = serve(r, request, reply);
+        observe::request_served(r, request, reply.rc, finished);
         ++g_requests_served;
         r.waiting_on.clear();
         reply.sim_time = sg4::Engine::get_clock();
