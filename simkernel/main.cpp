@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "observation/progress_line.hpp"
 #include "platform/config_override.hpp"
 #include "s4bxi/timeline_filter.hpp"
 #include "server.hpp"
@@ -40,6 +41,8 @@ int main(int argc, char** argv)
     app.add_option("--timeline", config.observation.timeline_file, "write the timeline (Chrome trace-event JSON)");
     app.add_option("--paje", config.observation.paje_file, "write the timeline in Paje");
     app.add_option("--timeline-filter", timeline_filter, "ranks=LIST;time=START:END");
+    bool progress = false;
+    app.add_flag("--progress", progress, "show a progress line on stderr (a terminal)");
     app.add_flag("--print-config", print_config, "print the effective configuration and exit");
     try {
         app.parse(argc, argv);
@@ -56,6 +59,7 @@ int main(int argc, char** argv)
         fmt::print(stderr, "s4bxi-simkernel: error: --timeline-filter '{}': {}\n", timeline_filter, error.what());
         return s4bxi::sim::kExitConfig;
     }
+    if (progress) s4bxi::sim::observe::enable_progress_line();
     for (const std::string& entry : env) {
         size_t eq = entry.find('=');
         if (eq == std::string::npos) {

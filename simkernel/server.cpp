@@ -20,6 +20,7 @@
 #include "channel/rank_socket.hpp"
 #include "context.hpp"
 #include "nic/nic_model.hpp"
+#include "observation/progress_line.hpp"
 #include "observation/summary.hpp"
 #include "observation/timeline.hpp"
 #include "observation/trace.hpp"
@@ -281,6 +282,7 @@ void Server::simulate()
     trace::close();
     makespan_ = sg4::Engine::get_clock();
     observe::close(makespan_);
+    observe::progress_done();
     network_.bytes_moved = model.bytes_moved;
     for (size_t i = 0; i < model.size(); ++i) {
         E2eTracker& e2e = model.nic(spec_.nid_of(static_cast<uint32_t>(i))).e2e();

@@ -16,6 +16,7 @@
 
 #include "channel/rank_socket.hpp"
 #include "context.hpp"
+#include "observation/progress_line.hpp"
 #include "portals/portals_engine.hpp"
 #include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
@@ -405,6 +406,7 @@ void gate_actor()
         bool unannounced_outside = false;  // blocked outside, in a wait of its own (a pipe, a socket)
         std::vector<RankRecord*> batch;
         double now = wall_now();
+        observe::progress_tick(now);
         for (auto& rank : ctx.registry.ranks()) {
             RankRecord& r = *rank;
             if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
