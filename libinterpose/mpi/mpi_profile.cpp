@@ -7,12 +7,14 @@
 #include "mpi/mpi_profile.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "runtime.hpp"
@@ -43,14 +45,45 @@ consteval uint32_t index_of(std::string_view name)
     return wire::kMpiFunctionCount;  // not a constant expression below: a compile error
 }
 
+// The first loaded object other than this library that defines `name`: an MPI library
+// loaded with RTLD_LOCAL (Python's extension modules, mpi4py's libmpi) is in no global
+// scope, but its callers bind to our definition all the same.
+void* defined_in_loaded_objects(const char* name)
+{
+    struct Search {
+        const char* name;
+        void* found;
+    } search{name, nullptr};
+    Dl_info self{};
+    dladdr(reinterpret_cast<void*>(&defined_in_loaded_objects), &self);
+    static const char* self_name;
+    self_name = self.dli_fname;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+            auto* s = static_cast<Search*>(data);
+            if (!info->dlpi_name || !*info->dlpi_name || (self_name && strcmp(info->dlpi_name, self_name) == 0))
+                return 0;
+            void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+            if (!handle) return 0;
+            s->found = dlsym(handle, s->name);
+            dlclose(handle);
+            Dl_info where{};
+            if (s->found && dladdr(s->found, &where) && where.dli_fname && self_name &&
+                strcmp(where.dli_fname, self_name) == 0)
+                s->found = nullptr;  // ours, seen through that object's scope
+            return s->found ? 1 : 0;
+        },
+        &search);
+    return search.found;
+}
+
 void* resolve(const char* name)
 {
     void* next = dlsym(RTLD_NEXT, name);
-    if (!next) {
-        char profiled[64];
-        snprintf(profiled, sizeof profiled, "P%s", name);
-        next = dlsym(RTLD_DEFAULT, profiled);
-    }
+    char profiled[64];
+    snprintf(profiled, sizeof profiled, "P%s", name);
+    if (!next) next = dlsym(RTLD_DEFAULT, profiled);
+    if (!next) next = defined_in_loaded_objects(profiled);
     if (!next) {
         char line[160];
         int n = snprintf(line, sizeof line, "s4bxi: %s called, but no MPI library defines it\n", name);
@@ -68,7 +101,9 @@ uint64_t bytes_of(int count, Handle type)
     static std::atomic<TypeSize> type_size{nullptr};
     TypeSize f = type_size.load(std::memory_order_relaxed);
     if (!f) {
-        f = reinterpret_cast<TypeSize>(dlsym(RTLD_DEFAULT, "PMPI_Type_size"));
+        void* found = dlsym(RTLD_DEFAULT, "PMPI_Type_size");
+        if (!found) found = defined_in_loaded_objects("PMPI_Type_size");
+        f = reinterpret_cast<TypeSize>(found);
         if (!f) return 0;
         type_size.store(f, std::memory_order_relaxed);
     }
