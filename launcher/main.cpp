@@ -33,21 +33,23 @@ void ensure_standard_fds()
 }
 
 // The summary file's directory must exist: better to know before a long run.
-bool summary_location_ok(const std::string& file, std::string& error)
+// An output file (`what`: "summary file", "timeline file"...) the run will write: its
+// directory must exist and be writable, and it must not be a directory.
+bool output_location_ok(const std::string& what, const std::string& file, std::string& error)
 {
     std::filesystem::path path(file);
     std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
-        error = "summary file '" + file + "': directory '" + dir.string() + "' does not exist";
+        error = what + " '" + file + "': directory '" + dir.string() + "' does not exist";
         return false;
     }
     if (std::filesystem::is_directory(path, ec)) {
-        error = "summary file '" + file + "' is a directory";
+        error = what + " '" + file + "' is a directory";
         return false;
     }
     if (::access(dir.c_str(), W_OK) != 0) {
-        error = "summary file '" + file + "': directory '" + dir.string() + "' is not writable";
+        error = what + " '" + file + "': directory '" + dir.string() + "' is not writable";
         return false;
     }
     return true;
@@ -153,9 +155,11 @@ int main(int argc, char** argv)
         plan.platform = *platform.value;
     }
 
-    if (plan.options.summary_file) {
+    for (auto [what, file] : {std::pair{"summary file", &plan.options.summary_file},
+                              {"timeline file", &plan.options.timeline_file},
+                              {"Paje file", &plan.options.paje_file}}) {
         std::string error;
-        if (!summary_location_ok(*plan.options.summary_file, error)) {
+        if (*file && !output_location_ok(what, **file, error)) {
             log::error("{}", error);
             return kExitUsage;
         }

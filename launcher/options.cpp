@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "s4bxi/config_keys.hpp"
+#include "s4bxi/timeline_filter.hpp"
 
 #ifndef S4BXI_VERSION
 #error "S4BXI_VERSION must be defined by the build"
@@ -79,9 +80,13 @@ std::vector<std::string> config_arguments(const Options& options)
         args.emplace_back("--set");
         args.push_back(set);
     }
-    if (options.trace_dir) {
-        args.emplace_back("--trace");
-        args.push_back(*options.trace_dir);
+    for (auto [name, value] : {std::pair{"--trace", &options.trace_dir},
+                               {"--timeline", &options.timeline_file},
+                               {"--paje", &options.paje_file},
+                               {"--timeline-filter", &options.timeline_filter}}) {
+        if (!*value) continue;
+        args.emplace_back(name);
+        args.push_back(**value);
     }
     return args;
 }
@@ -154,6 +159,16 @@ Options:
                         --set nic.quick_acks=true --set bxi.link_latency=1e-6
                         (repeatable; wins over S4BXI_* and the file)
       --trace DIR       write CSV traces of the NICs into DIR (log_0.csv, ...)
+      --timeline FILE.json
+                        write the run's timeline as Chrome trace-event JSON
+                        (Perfetto, chrome://tracing, speedscope): a track per
+                        rank with its computation, MPI and Portals calls and
+                        waits, messages as arrows, the NICs' bytes in flight
+      --paje FILE       write the same timeline in Paje (pj_dump, ViTE)
+      --timeline-filter 'ranks=LIST;time=START:END'
+                        show only these ranks (e.g. 0-3,8) and this window of
+                        simulated time (e.g. 1ms:2.5ms; units s, ms, us, ns);
+                        either part may be left out
       --print-config    print every model parameter, its value and where it
                         comes from (with --platform, --set), and exit
       --keep-run-dir    keep the private run directory (for debugging)
@@ -185,6 +200,7 @@ Examples:
   s4bxi-launch -n 2 ./pingpong
   s4bxi-launch -np 64 ./app
   s4bxi-launch --summary run.json -- mpirun -np 4 ./app
+  s4bxi-launch --timeline run.json --paje run.paje -- mpirun -np 4 ./app
 )");
 }
 
@@ -194,7 +210,7 @@ struct Raw {
     std::string memory_waits;
     std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout, log_level, summary,
         service_ranks;
-    std::string simkernel, preload, trace;
+    std::string simkernel, preload, trace, timeline, paje, timeline_filter;
     std::vector<std::string> sets;
     bool quiet = false, keep = false, help = false, version = false, print_config = false;
 };
@@ -298,8 +314,8 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
 {
     static const std::vector<std::string_view> with_value = {
         "-n", "--np", "-np", "-c", "--ppn", "-N", "--npernode", "--platform", "--cpu-model", "--cpu-factor",
-        "--cpu-threshold", "--memory-waits", "--timeout", "--deadlock-timeout", "--service-ranks", "--log-level", "--summary",
-        "--simkernel", "--preload", "--trace", "--set"};
+        "--cpu-threshold", "--memory-waits", "--timeout", "--deadlock-timeout", "--service-ranks", "--log-level",
+        "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline", "--paje", "--timeline-filter"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--" || arg.empty() || arg[0] != '-') break;
@@ -333,14 +349,18 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     CLI::Option* simkernel = app.add_option("--simkernel", raw.simkernel);
     CLI::Option* preload = app.add_option("--preload", raw.preload);
     CLI::Option* trace = app.add_option("--trace", raw.trace);
+    CLI::Option* timeline = app.add_option("--timeline", raw.timeline);
+    CLI::Option* paje = app.add_option("--paje", raw.paje);
+    CLI::Option* timeline_filter = app.add_option("--timeline-filter", raw.timeline_filter);
     app.add_option("--set", raw.sets)->allow_extra_args(false);
     app.add_flag("--print-config", raw.print_config);
     app.add_flag("-q,--quiet", raw.quiet);
     app.add_flag("--keep-run-dir", raw.keep);
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
-    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, timeout, deadlock_timeout,
-                                log_level, summary, simkernel, preload, trace, service_ranks})
+    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, timeout,
+                                deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks, timeline,
+                                paje, timeline_filter})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -463,6 +483,20 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
                    fmt::format("ranks below the number of ranks ({})", *options.np).c_str());
     if (log_level->count()) check.log_level("--log-level", raw.log_level, options.log_level);
     if (summary->count()) check.path("--summary", raw.summary, options.summary_file);
+    if (timeline->count()) check.path("--timeline", raw.timeline, options.timeline_file);
+    if (paje->count()) check.path("--paje", raw.paje, options.paje_file);
+    if (timeline_filter->count()) {
+        try {
+            timeline_filter::Filter filter = timeline_filter::parse(raw.timeline_filter);
+            if (options.np && !filter.ranks.empty() && *std::max_element(filter.ranks.begin(), filter.ranks.end()) >= *options.np)
+                throw std::invalid_argument(fmt::format("ranks below the number of ranks ({})", *options.np));
+            if (!timeline->count() && !paje->count())
+                throw std::invalid_argument("it filters --timeline or --paje, and neither is given");
+            options.timeline_filter = raw.timeline_filter;
+        } catch (const std::invalid_argument& e) {
+            if (check.error.empty()) check.error = fmt::format("invalid --timeline-filter '{}': {}", raw.timeline_filter, e.what());
+        }
+    }
     if (simkernel->count()) check.path("--simkernel", raw.simkernel, options.simkernel);
     if (preload->count()) check.path("--preload", raw.preload, options.preload);
     if (!check.error.empty()) return error(check.error);

@@ -47,6 +47,9 @@ struct Options {
     std::vector<std::string> sets;                               // --set KEY=VALUE, in order
     std::vector<std::pair<std::string, std::string>> knob_env;   // S4BXI_* knobs of the environment
     std::optional<std::string> trace_dir;                        // --trace DIR
+    std::optional<std::string> timeline_file;                    // --timeline FILE.json
+    std::optional<std::string> paje_file;                        // --paje FILE
+    std::optional<std::string> timeline_filter;                  // --timeline-filter ranks=...;time=...
     bool print_config = false;                                   // --print-config: print, run nothing
 
     bool spawn_mode() const { return np.has_value(); }
@@ -80,7 +83,8 @@ const std::vector<std::string>& internal_env_names();
 // (include/s4bxi/config_keys.hpp).
 bool known_env_name(std::string_view name);
 
-// The server arguments that carry the model configuration: --set, --env, --trace.
+// The server arguments that carry the model configuration and what the run writes: --set,
+// --env, --trace, --timeline, --paje, --timeline-filter.
 std::vector<std::string> config_arguments(const Options& options);
 
 // args: argv without argv[0]. env: the launcher's environment (only S4BXI_* entries matter).

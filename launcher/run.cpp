@@ -254,6 +254,8 @@ bool Supervisor::start_server()
         "--summary-out", summary_path_,
         "--ready-fd", std::to_string(ready[1]),
     };
+    // The progress line: only where someone watches, and not under -q.
+    if (!o.quiet && ::isatty(STDERR_FILENO) == 1) args.emplace_back("--progress");
     if (!o.service_ranks.empty()) {
         args.emplace_back("--service-ranks");
         args.push_back(fmt::format("{}", fmt::join(o.service_ranks, ",")));

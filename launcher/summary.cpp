@@ -84,6 +84,30 @@ std::optional<json> read_summary(const std::string& path, std::string& error)
     return parsed;
 }
 
+namespace {
+
+// The MPI functions that took the most time, all ranks together (the summary's "mpi",
+// sorted by the server), as mpiP's table does.
+std::string format_mpi_functions(const json& server, size_t shown = 5)
+{
+    auto functions = server.find("mpi");
+    if (functions == server.end() || !functions->is_array() || functions->empty()) return {};
+    auto world = number(server, "world_size");
+    std::string out = fmt::format("  {:<20}{:<26} {:>9} {:>16}  {}\n", "top MPI functions", "function", "calls",
+                                  "time per rank", "bytes");
+    for (size_t i = 0; i < functions->size() && i < shown; ++i) {
+        const json& f = (*functions)[i];
+        auto time = number(f, "time");
+        auto bytes = number(f, "bytes");
+        double per_rank = time && world && *world > 0 ? *time / *world : 0.0;
+        out += fmt::format("  {:<20}{:<26} {:>9} {:>16}  {}\n", "", text(f, "function").value_or("-"),
+                           count(number(f, "calls")), format_seconds(per_rank), bytes ? format_bytes(*bytes) : "-");
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string format_summary(const json* server, double wall_time, int exit_status, size_t max_rank_lines)
 {
     std::string out = "s4bxi-launch: run summary\n";
@@ -130,6 +154,8 @@ std::string format_summary(const json* server, double wall_time, int exit_status
     if (server_peak && *server_peak > 0)
         row("peak memory", fmt::format("server {}, largest rank {}", format_bytes(*server_peak),
                                        rank_peak && *rank_peak > 0 ? format_bytes(*rank_peak) : std::string("-")));
+
+    out += format_mpi_functions(*server);
 
     auto ranks = server->find("ranks");
     if (ranks == server->end() || !ranks->is_array() || ranks->empty()) return out;

@@ -24,8 +24,10 @@
 
 #include "crash/crash_handler.hpp"
 #include "identity/program_kind.hpp"
+#include "mpi/mpi_profile.hpp"
 #include "outside/outside_episode.hpp"
 #include "s4bxi/brief_wait.hpp"
+#include "s4bxi/call_records.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "s4bxi/mirror.hpp"
 #include "s4bxi/slot_futex.hpp"
@@ -161,7 +163,8 @@ void attach(int fd, uint32_t flags, const char* size_env_names_unused)
         fatal(g_state.welcome.reason);
     }
     g_state.socket_fd = fd;
-    g_state.slot = map_shared<wire::Slot>(fds[0], wire::kChannelBytes);  // the mirror follows the slot
+    // The mirror follows the slot, then the ring of MPI call records.
+    g_state.slot = map_shared<wire::Slot>(fds[0], wire::kChannelWithRecordsBytes);
     g_state.doorbell = map_shared<wire::Doorbell>(fds[1]);
     if (!g_state.slot || !g_state.doorbell) fatal("cannot map the channel");
     // Under Yama ptrace_scope=1 the server needs this to use process_vm_readv/writev on us.
@@ -256,6 +259,7 @@ void finish_rank(int status)
         g_state.slot->exit_status_plus_one.store(static_cast<uint32_t>(status & 0xff) + 1, std::memory_order_release);
         return;
     }
+    mpi::write_totals();  // drained with the Finalize
     wire::FinalizeArgs args{status, 0};
     call(wire::Op::Finalize, &args, sizeof args);
     g_state.active = false;
@@ -458,6 +462,28 @@ double virtual_now()
     // Every reading under the zero model counts towards a clock spin, however long the
     // machine took to deliver it: the count decides when a busy-wait's sleeps happen.
     return zero_model ? zero_model_reading(host_monotonic_ns()) : now;
+}
+
+double clock_peek()
+{
+    if (!g_state.active) return 0.0;
+    if (zero_cpu_model()) return sim_time_at_reply();
+    return clock_at(sim_time_at_reply(), thread_cpu_ns(), g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
+}
+
+wire::CallRecordRing* call_records()
+{
+    return g_state.active ? &wire::call_records_of(*g_state.slot) : nullptr;
+}
+
+void drain_call_records()
+{
+    if (!g_state.active || g_state.in_call) return;
+    uint64_t requests = t_requests;
+    uint32_t posted = t_posted;
+    call(wire::Op::CallRecords, nullptr, 0);
+    t_requests = requests;
+    t_posted = posted;
 }
 
 int64_t threads_clock_offset()

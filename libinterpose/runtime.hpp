@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "s4bxi/call_records.hpp"
 #include "s4bxi/mirror.hpp"
 #include "s4bxi/wire.hpp"
 
@@ -87,6 +88,19 @@ void request_abort();
 // Returns the reply (valid until the calling thread's next call). Aborts the process with a clear message
 // if the server is gone.
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
+
+// The rank's virtual clock as it stands, with no effect on the run: no accounting of the
+// reading, no clock-spin count, no catching up after a wait outside (virtual_now() does
+// those). On the simulated thread only. For observation (libinterpose/mpi/).
+double clock_peek();
+
+// The ring of MPI call records shared with the server (s4bxi/call_records.hpp), or null
+// when not a rank.
+wire::CallRecordRing* call_records();
+
+// Asks the server to drain the ring now (it is full, or holds the totals). Not counted as
+// a request of the program's: it changes no clock spin and no free poll.
+void drain_call_records();
 
 // Kernel thread id of the simulated thread (0 when not a rank).
 int simulated_thread_id();

@@ -8,6 +8,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "channel/channel_server.hpp"
+#include "observation/timeline.hpp"
 #include "s4bxi/wire.hpp"
 #include "scheduling/registry.hpp"
 
@@ -24,6 +25,7 @@ struct Config {
     std::vector<int> service_ranks;  // ranks on the service VNs
     std::string log_level = "warning";
     std::string summary_out;
+    observe::Options observation;  // --timeline, --paje, --timeline-filter
     int ready_fd = -1;
     double register_timeout = 60.0;     // wall seconds for every rank to register
     double blocked_window = 0.02;       // wall seconds without CPU progress = blocked outside

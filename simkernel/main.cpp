@@ -4,7 +4,9 @@
 
 #include <iostream>
 
+#include "observation/progress_line.hpp"
 #include "platform/config_override.hpp"
+#include "s4bxi/timeline_filter.hpp"
 #include "server.hpp"
 
 int main(int argc, char** argv)
@@ -38,6 +40,12 @@ int main(int argc, char** argv)
     app.add_option("--set", overrides.sets, "KEY=VALUE: override a platform key (repeatable)")->take_all();
     app.add_option("--env", env, "S4BXI_NAME=VALUE: a knob's environment variable (repeatable)")->take_all();
     app.add_option("--trace", overrides.trace_folder, "write CSV traces into this directory");
+    std::string timeline_filter;
+    app.add_option("--timeline", config.observation.timeline_file, "write the timeline (Chrome trace-event JSON)");
+    app.add_option("--paje", config.observation.paje_file, "write the timeline in Paje");
+    app.add_option("--timeline-filter", timeline_filter, "ranks=LIST;time=START:END");
+    bool progress = false;
+    app.add_flag("--progress", progress, "show a progress line on stderr (a terminal)");
     app.add_flag("--print-config", print_config, "print the effective configuration and exit");
     try {
         app.parse(argc, argv);
@@ -45,6 +53,16 @@ int main(int argc, char** argv)
     } catch (const CLI::ParseError& error) {
         return app.exit(error) == 0 ? 0 : s4bxi::sim::kExitConfig;
     }
+    try {
+        s4bxi::timeline_filter::Filter filter = s4bxi::timeline_filter::parse(timeline_filter);
+        config.observation.ranks = filter.ranks;
+        config.observation.window_start = filter.window_start;
+        config.observation.window_end = filter.window_end;
+    } catch (const std::invalid_argument& error) {
+        fmt::print(stderr, "s4bxi-simkernel: error: --timeline-filter '{}': {}\n", timeline_filter, error.what());
+        return s4bxi::sim::kExitConfig;
+    }
+    if (progress) s4bxi::sim::observe::enable_progress_line();
     for (const std::string& entry : env) {
         size_t eq = entry.find('=');
         if (eq == std::string::npos) {

@@ -20,7 +20,9 @@
 #include "channel/rank_socket.hpp"
 #include "context.hpp"
 #include "nic/nic_model.hpp"
+#include "observation/progress_line.hpp"
 #include "observation/summary.hpp"
+#include "observation/timeline.hpp"
 #include "observation/trace.hpp"
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
@@ -182,6 +184,7 @@ void Server::accept_rank(int fd)
                            config.service_ranks.end();
 
     if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");
+    observe::rank_registered(*record);
     if (!send_welcome(fd, make_welcome(*record, spec_.nodes), record->slot.fd, ctx.doorbell.fd)) {
         close(fd);
         return;
@@ -281,6 +284,8 @@ void Server::simulate()
     engine.run();
     trace::close();
     makespan_ = sg4::Engine::get_clock();
+    observe::close(makespan_);
+    observe::progress_done();
     network_.bytes_moved = model.bytes_moved;
     for (size_t i = 0; i < model.size(); ++i) {
         E2eTracker& e2e = model.nic(spec_.nid_of(static_cast<uint32_t>(i))).e2e();
@@ -310,6 +315,7 @@ int Server::run()
         spec_ = load_platform(ctx.config);
         try {
             trace::open(spec_.trace_folder, spec_.trace_computation);
+            observe::open(ctx.config.observation);
         } catch (const std::runtime_error& error) {
             throw ConfigError(error.what());
         }

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 8;
+inline constexpr uint32_t kVersion = 9;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -123,6 +123,9 @@ enum class Op : uint32_t {
     PtlGetMap,             // args: MapArgs; reply: HandleReply.process = actual size
     PtlNIStatus,           // args: HandleArgs (reserved = register); reply: HandleReply.value
     PtlNIHandle,           // args: HandleArgs; reply: HandleReply.handle
+    // Not a Portals call: the rank's ring of MPI call records (call_records.hpp) is full,
+    // or holds its totals; no args. The server drains it and replies at once.
+    CallRecords,
     Count
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "s4bxi/brief_wait.hpp"
+#include "s4bxi/call_records.hpp"
 #include "s4bxi/mirror.hpp"
 #include "s4bxi/slot_futex.hpp"
 
@@ -35,7 +36,7 @@ SharedObject<wire::Slot> create_slot()
 {
     // The mirror follows the slot (mirror.hpp); a fresh memfd is zeroed, which is an
     // empty mirror, and only its written pages take memory.
-    return create_shared<wire::Slot>("s4bxi-slot", wire::kChannelBytes);
+    return create_shared<wire::Slot>("s4bxi-slot", wire::kChannelWithRecordsBytes);
 }
 
 SharedObject<wire::Doorbell> create_doorbell()

@@ -11,6 +11,7 @@
 
 #include "nic/nic_internal.hpp"
 #include "nic/payload_copy.hpp"
+#include "observation/timeline.hpp"
 #include "portals/atomics.hpp"
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
@@ -144,6 +145,7 @@ void Nic::rx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = rx_arrived_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
+        observe::message_landed(*message);
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
                              message->type == MessageType::E2eAck;
         if (trace::enabled() && !blocking_send)  // until this RX takes it, as the reference traces

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "context.hpp"
+#include "observation/timeline.hpp"
 #include "platform/platform.hpp"
 #include "services/process_memory.hpp"
 
@@ -55,6 +56,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"largest_rank_peak_rss", largest_rank_peak},
             {"ranks", ranks}};
     if (ctx.outcome.abort_status >= 0) summary["abort_status"] = ctx.outcome.abort_status;
+    observe::add_to_summary(summary);
     return summary;
 }
 

@@ -16,6 +16,7 @@
 
 #include "channel/rank_socket.hpp"
 #include "context.hpp"
+#include "observation/progress_line.hpp"
 #include "portals/portals_engine.hpp"
 #include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
@@ -419,6 +420,7 @@ void gate_actor()
         std::vector<RankRecord*> batch;
         double now = wall_now();
         bool rank_ended = false;  // a process was found gone: the look at the ranks starts over
+        observe::progress_tick(now);
         for (auto& rank : ctx.registry.ranks()) {
             RankRecord& r = *rank;
             if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;

@@ -11,6 +11,7 @@
 
 #include "context.hpp"
 #include "nic/nic_model.hpp"
+#include "observation/timeline.hpp"
 #include "observation/trace.hpp"
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
@@ -29,12 +30,13 @@ namespace {
 
 constexpr double kLongestSleep = 1e9;  // seconds; longer requests are malformed
 
-void inject_compute(RankRecord& r, uint64_t cpu_ns)
+// Returns when the computation ended (its start, the rank's last reply, if none).
+double inject_compute(RankRecord& r, uint64_t cpu_ns)
 {
     const Config& config = context().config;
-    if (config.cpu_model == wire::CpuModel::Zero) return;
+    if (config.cpu_model == wire::CpuModel::Zero) return r.slot.object->sim_time_at_reply();
     double seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
-    if (seconds < config.cpu_threshold || seconds <= 0) return;
+    if (seconds < config.cpu_threshold || seconds <= 0) return r.slot.object->sim_time_at_reply();
     // The computation began at the rank's last reply. Simulated time may have moved on
     // since, up to what the rank had surely computed by then (the gate's horizon): only
     // the rest is still to pass.
@@ -51,6 +53,7 @@ void inject_compute(RankRecord& r, uint64_t cpu_ns)
     }
     r.compute_time += seconds;
     if (trace::enabled()) trace::record(trace::Op::COMPUTE, r.nid, r.nid, start, sg4::Engine::get_clock());
+    return end;
 }
 
 // Returns true when the rank has finished.
@@ -95,6 +98,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         if (outcome.status == "abort") outcome.abort_status = a.exit_status & 0xff;
         return false;
     }
+    case wire::Op::CallRecords: return false;  // drained at dispatch
     case wire::Op::OutsideWait:
         reply.rc = announce_outside_wait(r, wire::args_as<wire::OutsideWaitArgs>(request.args));
         return false;
@@ -143,7 +147,8 @@ void rank_proxy(RankRecord* rank)
         ++g_sim_activity;
         const wire::Request request = r.request;
         learn_local_reads(r);
-        inject_compute(r, request.cpu_ns);
+        double compute_start = r.slot.object->sim_time_at_reply();
+        observe::request_dispatched(r, request, compute_start, inject_compute(r, request.cpu_ns));
         // The reply is written here, and copied to the slot when it is given: a parked
         // wait answers later, while the slot serves the rank's other threads.
         wire::Reply reply;
@@ -152,6 +157,7 @@ void rank_proxy(RankRecord* rank)
         ParkTicket ticket;
         r.serving = &ticket;
         bool finished = serve(r, request, reply);
+        observe::request_served(r, request, reply.rc, finished);
         ++g_requests_served;
         reply.sim_time = sg4::Engine::get_clock();
         if (ticket.parked) {
