@@ -63,6 +63,8 @@ bool known_env_name(std::string_view name)
     for (const auto& entry : internal_env_names())
         if (name == entry) return true;
     if (name == "S4BXI_CACHE_DIR") return true;  // where Open MPI's components are cached (docs/openmpi.md)
+    // Read by tools/build-sos and by the OpenSHMEM test runner (docs/openshmem.md), not by us.
+    if (name == "S4BXI_SOS_SOURCE" || name == "S4BXI_CHECK_FULL") return true;
     return config::find_env(name) != nullptr;
 }
 
