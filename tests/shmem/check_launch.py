@@ -2,7 +2,8 @@
 """Starting an OpenSHMEM program: shmem_ring.c, compiled with SOS's oshcc, runs
 - under `s4bxi-launch -n N` and `s4bxi-launch -np N`;
 - under SOS's `oshrun -np N` and `oshrun -n N` with OSHRUN_LAUNCHER=s4bxi-launch (oshrun
-  runs `$OSHRUN_LAUNCHER "$@"`), also when OSHRUN_LAUNCHER carries options of its own;
+  runs `$OSHRUN_LAUNCHER "$@"`), also when OSHRUN_LAUNCHER carries options of its own, and
+  without it when s4bxi-launch is on PATH (SOS's configured default);
 each rank on its own simulated node, exit status 0 and the program's "ok"; a PE that exits
 with status 3 makes oshrun's status 3.
 
@@ -51,6 +52,9 @@ def main():
              {"OSHRUN_LAUNCHER": " ".join([launcher, *common])}, 4, 0),
             ("oshrun, PE 1 exits with 3", [oshrun, "-np", "2", str(program), "1", "3"],
              {"OSHRUN_LAUNCHER": " ".join([launcher, *common])}, 2, 3),
+            # SOS is configured with s4bxi-launch as oshrun's default launcher.
+            ("oshrun, s4bxi-launch on PATH", [oshrun, "-np", "2", str(program)],
+             {"PATH": f"{Path(launcher).parent}:{env.get('PATH', '/usr/bin:/bin')}"}, 2, 0),
         ]
         for what, command, extra, ranks, status in cases:
             summary.unlink(missing_ok=True)
