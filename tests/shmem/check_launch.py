@@ -4,8 +4,8 @@
 - under SOS's `oshrun -np N` and `oshrun -n N` with OSHRUN_LAUNCHER=s4bxi-launch (oshrun
   runs `$OSHRUN_LAUNCHER "$@"`), also when OSHRUN_LAUNCHER carries options of its own, and
   without it when s4bxi-launch is on PATH (SOS's configured default);
-each rank on its own simulated node, exit status 0 and the program's "ok"; a PE that exits
-with status 3 makes oshrun's status 3.
+each rank on its own simulated node (two per node with Hydra's `-ppn 2`), exit status 0 and
+the program's "ok"; a PE that exits with status 3 makes oshrun's status 3.
 
 usage: check_launch.py LAUNCHER [--sos PREFIX]
 Exit status 0 (pass), 1 (fail) or 77 (SOS is not built: see run_shmem.py)."""
@@ -42,6 +42,7 @@ def main():
         oshrun = str(prefix / "bin" / "oshrun")
         summary = work / "summary.json"
         common = ["--cpu-model", "zero", "--timeout", "120", "--summary", str(summary)]
+        # (what, command, environment, ranks, exit status, simulated nodes)
         cases = [
             ("s4bxi-launch -n 2", [launcher, *common, "-n", "2", str(program)], {}, 2, 0),
             ("s4bxi-launch -np 4", [launcher, *common, "-np", "4", str(program)], {}, 4, 0),
@@ -55,8 +56,11 @@ def main():
             # SOS is configured with s4bxi-launch as oshrun's default launcher.
             ("oshrun, s4bxi-launch on PATH", [oshrun, "-np", "2", str(program)],
              {"PATH": f"{Path(launcher).parent}:{env.get('PATH', '/usr/bin:/bin')}"}, 2, 0),
+            ("oshrun -np 4 -ppn 2 (Hydra's spelling)", [oshrun, "-np", "4", "-ppn", "2", str(program)],
+             {"OSHRUN_LAUNCHER": " ".join([launcher, *common])}, 4, 0, 2),
         ]
-        for what, command, extra, ranks, status in cases:
+        for what, command, extra, ranks, status, *nodes_wanted in cases:
+            nodes_wanted = nodes_wanted[0] if nodes_wanted else ranks
             summary.unlink(missing_ok=True)
             run = subprocess.run(command, env={**env, **extra}, capture_output=True, text=True, timeout=300,
                                  stdin=subprocess.DEVNULL, cwd=work)
@@ -69,8 +73,9 @@ def main():
                 try:
                     result = json.loads(summary.read_text())
                     nodes = sorted({rank["node"] for rank in result["ranks"]})
-                    if result["world_size"] != ranks or len(nodes) != ranks:
-                        problems.append(f"world size {result['world_size']} on nodes {nodes}, expected {ranks} nodes")
+                    if result["world_size"] != ranks or len(nodes) != nodes_wanted:
+                        problems.append(f"world size {result['world_size']} on nodes {nodes}, expected {ranks} ranks "
+                                        f"on {nodes_wanted} nodes")
                 except (OSError, ValueError, KeyError) as why:
                     problems.append(f"no run summary ({why})")
             if problems:

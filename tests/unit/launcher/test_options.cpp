@@ -186,6 +186,18 @@ TEST_CASE("environment defaults, overridden by options", "[options][env]")
     CHECK(*o.options.platform == "cli.toml");
 }
 
+TEST_CASE("Hydra's -ppn and mpirun's -npernode are --ppn; a program's own stay its own", "[options]")
+{
+    for (const char* spelling : {"-ppn", "-npernode"}) {
+        INFO(spelling);
+        auto r = parse({"-np", "4", spelling, "2", "./prog", spelling, "3"});
+        REQUIRE(r.kind == Kind::Run);
+        CHECK(r.options.np == 4);
+        CHECK(r.options.ppn == 2);
+        CHECK(r.options.command == std::vector<std::string>{"./prog", spelling, "3"});
+    }
+}
+
 TEST_CASE("unknown S4BXI_ variables are errors naming them", "[options][env]")
 {
     auto r = parse({"-n", "1", "prog"}, {{"S4BXI_FOO", "1"}});
