@@ -42,6 +42,7 @@ const std::vector<EnvDefault>& env_defaults()
         {"S4BXI_CPU_MODEL", "--cpu-model"},
         {"S4BXI_CPU_FACTOR", "--cpu-factor"},
         {"S4BXI_CPU_THRESHOLD", "--cpu-threshold"},
+        {"S4BXI_MEMORY_WAITS", "--memory-waits"},
         {"S4BXI_TIMEOUT", "--timeout"},
         {"S4BXI_DEADLOCK_TIMEOUT", "--deadlock-timeout"},
         {"S4BXI_SERVICE_RANKS", "--service-ranks"},
@@ -133,6 +134,10 @@ Options:
       --cpu-factor F    scale measured CPU time by F > 0 (default 1)
       --cpu-threshold S ignore computations shorter than S seconds
                         (default 1e-9)
+      --memory-waits W  zero CPU model: a rank computing with no Portals call
+                        for 5 ms of CPU waits on its memory, and simulated
+                        time runs to the next write into it: auto (OpenSHMEM
+                        programs), on, off (default auto)
       --service-ranks LIST
                         ranks whose messages use the NICs' service virtual
                         networks, e.g. 0 or 0,4-7 (default: none)
@@ -160,7 +165,7 @@ Options:
 
 Environment:
   S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
-  S4BXI_CPU_THRESHOLD, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT,
+  S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT,
   S4BXI_DEADLOCK_TIMEOUT and S4BXI_LOG_LEVEL give defaults for the options of
   the same name; options win. The model's knobs have variables of their own
   (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
@@ -187,6 +192,7 @@ Examples:
 namespace {
 
 struct Raw {
+    std::string memory_waits;
     std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout, log_level, summary,
         service_ranks;
     std::string simkernel, preload, trace;
@@ -228,6 +234,12 @@ struct Checker {
         if (value == "measured") out = CpuModel::Measured;
         else if (value == "zero") out = CpuModel::Zero;
         else fail(where, value, "'measured' or 'zero'");
+    }
+
+    void memory_waits(const std::string& where, const std::string& value, std::string& out)
+    {
+        if (value == "auto" || value == "on" || value == "off") out = value;
+        else fail(where, value, "'auto', 'on' or 'off'");
     }
 
     void log_level(const std::string& where, const std::string& value, LogLevel& out)
@@ -287,9 +299,9 @@ ParseOutcome error(std::string text)
 std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
 {
     static const std::vector<std::string_view> with_value = {
-        "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model", "--cpu-factor",
-        "--cpu-threshold", "--timeout", "--deadlock-timeout", "--service-ranks", "--log-level", "--summary",
-        "--simkernel", "--preload", "--trace", "--set"};
+        "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
+        "--cpu-factor", "--cpu-threshold", "--memory-waits", "--timeout", "--deadlock-timeout", "--service-ranks",
+        "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--" || arg.empty() || arg[0] != '-') break;
@@ -315,6 +327,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     CLI::Option* cpu_model = app.add_option("--cpu-model", raw.cpu_model);
     CLI::Option* cpu_factor = app.add_option("--cpu-factor", raw.cpu_factor);
     CLI::Option* cpu_threshold = app.add_option("--cpu-threshold", raw.cpu_threshold);
+    CLI::Option* memory_waits = app.add_option("--memory-waits", raw.memory_waits);
     CLI::Option* timeout = app.add_option("--timeout", raw.timeout);
     CLI::Option* deadlock_timeout = app.add_option("--deadlock-timeout", raw.deadlock_timeout);
     CLI::Option* service_ranks = app.add_option("--service-ranks", raw.service_ranks);
@@ -329,7 +342,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--keep-run-dir", raw.keep);
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
-    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout,
+    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, timeout, deadlock_timeout,
                                 log_level, summary, simkernel, preload, trace, service_ranks})
         option->take_last();
 
@@ -369,7 +382,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     for (const auto& [name, value] : env)
         if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
             return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
-                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT, "
+                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_TIMEOUT, "
+                                     "S4BXI_DEADLOCK_TIMEOUT, "
                                      "S4BXI_LOG_LEVEL, and the model's knobs listed by s4bxi-launch --print-config)",
                                      name));
 
@@ -425,6 +439,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     if (auto v = from_env("S4BXI_CPU_FACTOR")) check.real("S4BXI_CPU_FACTOR", *v, true, options.cpu_factor);
     if (auto v = from_env("S4BXI_CPU_THRESHOLD"))
         check.real("S4BXI_CPU_THRESHOLD", *v, false, options.cpu_threshold);
+    if (auto v = from_env("S4BXI_MEMORY_WAITS")) check.memory_waits("S4BXI_MEMORY_WAITS", *v, options.memory_waits);
     if (auto v = from_env("S4BXI_TIMEOUT")) check.real("S4BXI_TIMEOUT", *v, false, options.timeout);
     if (auto v = from_env("S4BXI_DEADLOCK_TIMEOUT"))
         check.real("S4BXI_DEADLOCK_TIMEOUT", *v, true, options.deadlock_timeout);
@@ -441,6 +456,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     if (cpu_model->count()) check.cpu_model("--cpu-model", raw.cpu_model, options.cpu_model);
     if (cpu_factor->count()) check.real("--cpu-factor", raw.cpu_factor, true, options.cpu_factor);
     if (cpu_threshold->count()) check.real("--cpu-threshold", raw.cpu_threshold, false, options.cpu_threshold);
+    if (memory_waits->count()) check.memory_waits("--memory-waits", raw.memory_waits, options.memory_waits);
     if (timeout->count()) check.real("--timeout", raw.timeout, false, options.timeout);
     if (deadlock_timeout->count())
         check.real("--deadlock-timeout", raw.deadlock_timeout, true, options.deadlock_timeout);

@@ -156,6 +156,7 @@ private:
     pid_t command_pgid_ = -1;
     bool stopping_command_ = false;
     std::optional<int> first_rank_failure_;
+    std::optional<int> abort_status_;  // a rank's PMI_Abort ended the run with it
     std::optional<TimePoint> command_grace_;
     double server_grace_ = kServerExitGrace;  // of the WaitingExit stage in progress
     GraceReason grace_reason_ = GraceReason::None;
@@ -247,6 +248,7 @@ bool Supervisor::start_server()
         "--cpu-model", std::string(to_string(o.cpu_model)),
         "--cpu-factor", fmt::format("{}", o.cpu_factor),
         "--cpu-threshold", fmt::format("{}", o.cpu_threshold),
+        "--memory-waits", o.memory_waits,
         "--log-level", std::string(to_string(o.log_level)),
         "--deadlock-timeout", fmt::format("{}", o.deadlock_timeout),
         "--summary-out", summary_path_,
@@ -516,6 +518,14 @@ void Supervisor::on_exit(pid_t pid, int wstatus)
             log::error("the simulation server (pid {}) {}", pid, describe_status(wstatus));
         else
             log::debug("simulation server (pid {}) {}", pid, describe_status(wstatus));
+        if (decode_status(wstatus) == kServerExitRankAbort) {
+            // The server's one-line diagnosis names the rank; its status is the run's.
+            std::string read_error;
+            if (auto summary = read_summary(summary_path_, read_error); summary && summary->contains("abort_status"))
+                abort_status_ = (*summary)["abort_status"].get<int>();
+            if (children_alive_ > 0 && !stopping_command_) stop_command();
+            return;
+        }
         if (children_alive_ > 0 && !stopping_command_) {
             if (decode_status(wstatus) != 0) {
                 // It has printed its diagnosis; without it the command cannot go on.
@@ -745,6 +755,7 @@ int Supervisor::exit_status() const
 {
     if (timed_out_) return kExitTimeout;
     if (interrupted_) return 128 + interrupted_;
+    if (abort_status_) return *abort_status_;
     if (first_rank_failure_) return *first_rank_failure_;
     int server = server_pid_ > 0 ? decode_status(server_wstatus_) : 0;
     int command = 0;

@@ -16,6 +16,7 @@ inline constexpr int kExitTimeout = 124;         // --timeout expired
 inline constexpr int kExitLauncherFailure = 125; // the launcher could not run the simulation
 // The server's status when a rank died before finishing (simkernel/context.hpp).
 inline constexpr int kServerExitRankCrash = 10;
+inline constexpr int kServerExitRankAbort = 15;  // a rank called PMI_Abort: its status is in the summary
 
 // Wall-clock limits of the run protocol, in seconds.
 inline constexpr double kServerReadyTimeout = 30;  // server start until its socket listens

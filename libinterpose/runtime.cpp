@@ -23,6 +23,7 @@
 #include <ctime>
 
 #include "crash/crash_handler.hpp"
+#include "identity/program_kind.hpp"
 #include "outside/outside_episode.hpp"
 #include "s4bxi/brief_wait.hpp"
 #include "s4bxi/fd_passing.hpp"
@@ -137,6 +138,13 @@ void finalize_at_exit(int status, void*)
     finish_rank(status);
 }
 
+// What the server needs to know of the program: an OpenSHMEM program may wait on its own
+// memory.
+uint32_t program_flags()
+{
+    return program_is_openshmem() ? wire::kHelloOpenShmem : 0;
+}
+
 // Sends the Hello, receives the Welcome and maps the channel. Returns false if refused.
 void attach(int fd, uint32_t flags, const char* size_env_names_unused)
 {
@@ -186,7 +194,7 @@ void register_rank()
             return;
         }
         if (inherited_fd < 0) fatal("exec'd rank lost its registration socket");
-        attach(inherited_fd, wire::kHelloReattach, nullptr);
+        attach(inherited_fd, wire::kHelloReattach | program_flags(), nullptr);
         fcntl(inherited_fd, F_SETFD, 0);
     } else {
         // Not close-on-exec: the rank keeps its registration if it execs another program.
@@ -203,7 +211,7 @@ void register_rank()
                       "(MPI_Comm_spawn, a second mpirun under the same s4bxi-launch)");
             fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
         }
-        attach(fd, 0, nullptr);
+        attach(fd, program_flags(), nullptr);
         char text[32];
         snprintf(text, sizeof text, "%d", g_state.pid);
         setenv("S4BXI_RANK_PID", text, 1);
@@ -250,6 +258,11 @@ void finish_rank(int status)
     }
     wire::FinalizeArgs args{status, 0};
     call(wire::Op::Finalize, &args, sizeof args);
+    g_state.active = false;
+}
+
+void leave_run()
+{
     g_state.active = false;
 }
 
@@ -528,6 +541,18 @@ bool try_take_turn()
     return true;
 }
 
+// Set while the thread holding the turn is in a blocking wait the server may park: a
+// thread that waits for the turn then asks for it (wire::Slot::park_requests), again at
+// each of its wake-ups, so that a request the server could not act on yet is not lost.
+std::atomic<bool> g_holder_in_blocking_wait{false};
+
+void ask_to_park_holder()
+{
+    if (!g_holder_in_blocking_wait.load(std::memory_order_acquire)) return;
+    g_state.slot->park_requests.fetch_add(1, std::memory_order_acq_rel);
+    ring_doorbell(*g_state.doorbell);
+}
+
 // Set while this thread holds a ticket that is not served yet: a signal handler that
 // interrupted it there and made a Portals call would wait behind its own ticket for ever.
 thread_local volatile bool t_waiting_for_turn = false;
@@ -539,6 +564,7 @@ void take_turn()
     while (true) {
         uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
         if (serving == ticket) break;
+        ask_to_park_holder();
         g_turn_waiters.fetch_add(1, std::memory_order_seq_cst);
         timespec timeout{0, 1000000};
         if (g_turn_serving.load(std::memory_order_seq_cst) == serving)
@@ -609,6 +635,49 @@ thread_local wire::Reply t_last_reply{};
 
 }  // namespace
 
+namespace {
+
+// The simulated thread's clock after a reply given at `sim_time` (cpu_accounting.hpp).
+void clock_after_reply(double sim_time, bool accounted)
+{
+    wire::Slot& slot = *g_state.slot;
+    uint64_t bits;
+    memcpy(&bits, &sim_time, sizeof bits);
+    int64_t sim_ns = timemath::seconds_to_ns(sim_time);
+    // The reply's reading of the CPU clock, then the wall stamp: as little as possible of
+    // our own work after them is charged to the application.
+    uint64_t reply_cpu_ns = thread_cpu_ns();
+    int64_t wall_ns = host_monotonic_ns();
+    g_state.wall_at_reply_ns = wall_ns;
+    slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
+    slot.cpu_at_reply_ns.store(reply_cpu_ns, std::memory_order_relaxed);
+    g_state.ledger.replied(reply_cpu_ns);
+    publish_threads_clock_offset(timemath::threads_clock_offset(sim_ns, wall_ns));
+    g_state.ledger.returned(accounted ? wall_ns : 0);
+}
+
+// The server parked this thread's blocking wait (wire::ParkedWait) and the slot is free
+// for the rank's other threads: sleep until the wait's result is written.
+void await_parked_result(uint32_t index)
+{
+    if (index >= wire::kMaxParkedWaits) fatal("internal error: parked wait out of range");
+    wire::ParkedWait& wait = g_state.slot->parked[index];
+    const uint32_t done = static_cast<uint32_t>(wire::ParkedState::Done);
+    uint32_t seen;
+    while ((seen = wait.state.load(std::memory_order_acquire)) != done) {
+        timespec timeout{1, 0};
+        futex(&wait.state, FUTEX_WAIT, seen, &timeout);
+        if (wait.state.load(std::memory_order_acquire) != done && !server_alive())
+            fatal("the simulation server is gone; stopping");
+    }
+    t_last_reply.rc = wait.rc;
+    t_last_reply.sim_time = wait.sim_time;
+    memcpy(t_last_reply.args, wait.result, sizeof wait.result);
+    wait.state.store(static_cast<uint32_t>(wire::ParkedState::Free), std::memory_order_release);
+}
+
+}  // namespace
+
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
 {
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
@@ -620,60 +689,65 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;
     ++t_posted;
-    SlotTurn turn;
-    claim_slot();
-    g_state.in_call = true;
-    t_in_call = true;
     // The request and the reply are readings of the CPU clock (cpu_accounting.hpp): the
     // wall stamps frame the application's time between our readings. A request from a
     // nested reading is charged as it stands. Another thread's request leaves the rank's
     // clock to the simulated thread: that thread's computation overlaps the request.
     const bool accounted = !g_state.in_reading && simulated_thread;
     wire::Slot& slot = *g_state.slot;
-    // Another thread's CPU time is not the rank's computation: its requests carry none.
-    uint64_t cpu_ns = simulated_thread ? thread_cpu_ns() : 0;
-    uint64_t base = accounted ? account_reading(cpu_ns, wall_entry_ns) : slot.cpu_at_reply_ns.load(std::memory_order_acquire);
-    wire::Request& request = slot.request;
-    request.op = static_cast<uint32_t>(op);
-    request.seq = request.seq + 1;  // the server's trap also posts on this slot
-    request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
-    request.other_thread = simulated_thread ? 0 : 1;
-    if (args_size) memcpy(request.args, args, args_size);
-    slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
-    ring_doorbell(*g_state.doorbell);
+    bool parked = false;
+    {
+        SlotTurn turn;
+        claim_slot();
+        g_state.in_call = true;
+        t_in_call = true;
+        // Another thread's CPU time is not the rank's computation: its requests carry none.
+        uint64_t cpu_ns = simulated_thread ? thread_cpu_ns() : 0;
+        uint64_t base =
+            accounted ? account_reading(cpu_ns, wall_entry_ns) : slot.cpu_at_reply_ns.load(std::memory_order_acquire);
+        wire::Request& request = slot.request;
+        request.op = static_cast<uint32_t>(op);
+        request.seq = request.seq + 1;  // the server's trap also posts on this slot
+        request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
+        request.other_thread = simulated_thread ? 0 : 1;
+        request.tid = current_tid();
+        if (args_size) memcpy(request.args, args, args_size);
+        const bool blocking_wait = wire::parkable(op, request.args);
+        if (blocking_wait) g_holder_in_blocking_wait.store(true, std::memory_order_release);
+        slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
+        ring_doorbell(*g_state.doorbell);
 
-    const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
-    brief_wait([&] { return slot.state.load(std::memory_order_acquire) == replied; }, host_monotonic_ns);
-    while (slot.state.load(std::memory_order_acquire) != replied) {
-        timespec timeout{1, 0};
-        sleep_on_slot_state(slot, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);
-        if (slot.state.load(std::memory_order_acquire) != replied && !server_alive())
-            fatal("the simulation server is gone; stopping");
+        const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
+        brief_wait([&] { return slot.state.load(std::memory_order_acquire) == replied; }, host_monotonic_ns);
+        while (slot.state.load(std::memory_order_acquire) != replied) {
+            timespec timeout{1, 0};
+            sleep_on_slot_state(slot, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);
+            if (slot.state.load(std::memory_order_acquire) != replied && !server_alive())
+                fatal("the simulation server is gone; stopping");
+        }
+        if (blocking_wait) g_holder_in_blocking_wait.store(false, std::memory_order_release);
+        t_last_reply = slot.reply;
+        if (t_last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
+        parked = t_last_reply.rc == wire::kParkedRc;
+        if (!simulated_thread || parked) {
+            // The slot is free for the rank's other threads (a parked wait's result comes later).
+            slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
+            g_state.in_call = false;
+            if (!simulated_thread) t_in_call = false;
+        } else {
+            clock_after_reply(t_last_reply.sim_time, accounted);
+            slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
+            g_state.in_call = false;
+            t_in_call = false;
+            return t_last_reply;
+        }
     }
-    t_last_reply = slot.reply;
-    if (t_last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
-    if (!simulated_thread) {
-        slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
-        g_state.in_call = false;
+    if (!parked) return t_last_reply;
+    await_parked_result(wire::args_as<wire::ParkedReply>(t_last_reply.args).index);
+    if (simulated_thread) {
+        clock_after_reply(t_last_reply.sim_time, accounted);
         t_in_call = false;
-        return t_last_reply;
     }
-    uint64_t bits;
-    memcpy(&bits, &t_last_reply.sim_time, sizeof bits);
-    int64_t sim_ns = timemath::seconds_to_ns(t_last_reply.sim_time);
-    // The reply's reading of the CPU clock, then the wall stamp: as little as possible of
-    // our own work after them is charged to the application.
-    uint64_t reply_cpu_ns = thread_cpu_ns();
-    int64_t wall_ns = host_monotonic_ns();
-    g_state.wall_at_reply_ns = wall_ns;
-    slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
-    slot.cpu_at_reply_ns.store(reply_cpu_ns, std::memory_order_relaxed);
-    g_state.ledger.replied(reply_cpu_ns);
-    publish_threads_clock_offset(timemath::threads_clock_offset(sim_ns, wall_ns));
-    g_state.ledger.returned(accounted ? wall_ns : 0);
-    slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
-    g_state.in_call = false;
-    t_in_call = false;
     return t_last_reply;
 }
 

@@ -32,6 +32,9 @@ uint64_t requests_made();
 // Tells the server this rank has finished with `status` (exit, _exit). Idempotent.
 void finish_rank(int status);
 
+// The server ended the run for this rank (PMI_Abort): later exits make no request.
+void leave_run();
+
 // World rank of this process (-1 when not a rank).
 int rank_id();
 

@@ -29,6 +29,9 @@ struct Config {
     double blocked_window = 0.02;       // wall seconds without CPU progress = blocked outside
     double outside_deadlock_timeout = 300.0;  // wall seconds a blocked-outside rank may hold everyone
     double epoch = 1700000000.0;        // CLOCK_REALTIME at simulated time 0
+    // Zero CPU model: may a rank that computes without Portals calls be waiting on its
+    // memory (memory_waits.hpp)? Auto: OpenSHMEM programs only.
+    enum class MemoryWaits { Auto, On, Off } memory_waits = MemoryWaits::Auto;
 };
 
 // How the run ended. The first failure recorded wins.
@@ -36,6 +39,7 @@ struct Outcome {
     std::string status = "ok";  // ok, rank-crash, deadlock, registration-timeout, error
     std::string message;
     int exit_code = 0;
+    int abort_status = -1;  // status "abort": the status a rank gave PMI_Abort
 
     bool failed() const { return status != "ok"; }
     void fail(std::string kind, std::string text, int code)
@@ -53,6 +57,9 @@ inline constexpr int kExitDeadlock = 11;
 inline constexpr int kExitRegistration = 12;
 inline constexpr int kExitConfig = 13;
 inline constexpr int kExitInterrupted = 14;
+// A rank called PMI_Abort: the run ends, and the launcher exits with the rank's status
+// (Outcome::abort_status, in the summary).
+inline constexpr int kExitRankAbort = 15;
 
 extern std::atomic<bool> g_terminate_requested;
 

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 7;
+inline constexpr uint32_t kVersion = 8;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -32,6 +32,9 @@ struct Hello {
 // The rank exec'd a new program (a wrapper script, a shim): same process, same rank, new
 // image. It keeps its socket across exec and asks for its channel again.
 inline constexpr uint32_t kHelloReattach = 1;
+// The program is an OpenSHMEM program (it has shmem_init): it may wait on its own memory
+// for a remote write, with no Portals call (docs/time.md "Waiting on memory").
+inline constexpr uint32_t kHelloOpenShmem = 2;
 
 struct Welcome {
     int32_t status;       // 0 on success; otherwise the reason string says why
@@ -78,6 +81,8 @@ enum class Op : uint32_t {
     // The rank is about to wait outside the simulation (a PMIx call of its process
     // manager); args: OutsideWaitArgs. Its next request ends the wait.
     OutsideWait = 8,
+    // PMI_Abort of a spawn-mode rank (args: AbortArgs): the run ends at once with its status.
+    PmiAbort = 9,
     // Portals 4 (10..)
     PtlInit = 10,
     PtlFini,
@@ -128,7 +133,7 @@ struct Request {
     // 1 when another thread of the rank made the request: its reply leaves the simulated
     // thread's state (computing or blocked outside) as it was.
     uint32_t other_thread;
-    uint32_t reserved;
+    int32_t tid;  // kernel thread id of the thread that made the request
     alignas(8) uint8_t args[kArgBytes];
 };
 
@@ -140,6 +145,28 @@ struct Reply {
 };
 
 // The page mapped by the rank and the server. `state` is the futex word the rank waits on.
+// A blocking wait (PtlCTWait, PtlEQWait, PtlCTPoll and PtlEQPoll with a timeout) that the
+// server parked: it answered the request with kParkedRc and the index of a ParkedWait, so
+// that the rank's other threads may use the slot while the wait goes on in simulated time.
+// The waiting thread sleeps on `state` until the server writes the wait's result there.
+inline constexpr int32_t kParkedRc = -0x5041524b;  // "PARK"
+inline constexpr uint32_t kMaxParkedWaits = 8;
+inline constexpr size_t kParkedResultBytes = 96;  // an EventReply or a CTReply
+
+enum class ParkedState : uint32_t { Free = 0, Waiting = 1, Done = 2 };
+
+struct ParkedReply {  // the args of a kParkedRc reply
+    uint32_t index;
+    uint32_t reserved;
+};
+
+struct ParkedWait {
+    std::atomic<uint32_t> state;  // ParkedState; the thread sleeps on it (futex)
+    int32_t rc;
+    double sim_time;
+    alignas(8) uint8_t result[kParkedResultBytes];
+};
+
 struct alignas(64) Slot {
     std::atomic<uint32_t> state;  // SlotState
     std::atomic<uint32_t> sleepers;  // threads in a futex wait on `state` (slot_futex.hpp)
@@ -159,8 +186,12 @@ struct alignas(64) Slot {
     // Exit status + 1 of a thread that exits the process while another thread's request
     // holds the slot (0: none): the server reads it when the process is gone.
     std::atomic<uint32_t> exit_status_plus_one;
+    // Bumped by a thread that waits for the rank's turn while the thread holding it is in
+    // a blocking wait: the server then parks that wait (ParkedWait).
+    std::atomic<uint32_t> park_requests;
     Request request;
     Reply reply;
+    ParkedWait parked[kMaxParkedWaits];
 
     // The simulated time of the last reply, as the rank counts its clock from.
     double sim_time_at_reply() const
@@ -187,6 +218,12 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free);
 struct FinalizeArgs {
     int32_t exit_status;
     int32_t reserved;
+};
+
+struct AbortArgs {
+    int32_t exit_status;
+    uint32_t length;
+    char text[kArgBytes - 8];  // the program's message
 };
 
 struct SleepArgs {
@@ -339,6 +376,7 @@ struct CTReply {
     uint32_t which;
     uint32_t reserved;
 };
+static_assert(sizeof(CTReply) <= kParkedResultBytes && sizeof(EventReply) <= kParkedResultBytes);
 
 struct DataArgs {  // PtlPut, PtlGet, PtlAtomic
     uint32_t md;
@@ -395,6 +433,20 @@ const T& args_as(const uint8_t (&args)[kArgBytes])
 {
     static_assert(sizeof(T) <= kArgBytes && std::is_trivially_copyable_v<T>);
     return *reinterpret_cast<const T*>(args);
+}
+
+// A blocking wait the server may park (ParkedWait): PtlCTWait, PtlEQWait, and PtlCTPoll
+// and PtlEQPoll with a timeout (0xffffffff is PTL_TIME_FOREVER). A poll with no timeout
+// returns at once, or after the fast-forward of an empty poll.
+inline bool parkable(Op op, const uint8_t (&args)[kArgBytes])
+{
+    switch (op) {
+    case Op::PtlCTWait:
+    case Op::PtlEQWait: return true;
+    case Op::PtlCTPoll: return args_as<CTPollArgs>(args).timeout_ms != 0;
+    case Op::PtlEQPoll: return args_as<EQPollArgs>(args).timeout_ms != 0;
+    default: return false;
+    }
 }
 
 }  // namespace s4bxi::wire

@@ -155,9 +155,17 @@ S4BXI_API int PMI_Barrier(void)
 S4BXI_API int PMI_Abort(int exit_code, const char error_msg[])
 {
     PMI_FORWARD_UNLESS_LAUNCHED(PMI_Abort, exit_code, error_msg);
-    std::fprintf(stderr, "s4bxi: rank %d: PMI_Abort(%d): %s\n", s4bxi::interpose::rank_id(), exit_code,
-                 error_msg ? error_msg : "");
-    std::exit(exit_code);  // a non-zero status ends the run (docs/usage.md "Exit status")
+    // The server ends the run at once and the launcher exits with `exit_code` (docs/usage.md
+    // "Exit status"); the message goes into the server's one-line diagnosis.
+    wire::AbortArgs args{};
+    args.exit_status = exit_code;
+    if (error_msg) {
+        args.length = static_cast<uint32_t>(strnlen(error_msg, sizeof args.text - 1));
+        std::memcpy(args.text, error_msg, args.length);
+    }
+    call(wire::Op::PmiAbort, &args, sizeof args);
+    s4bxi::interpose::leave_run();
+    _exit(exit_code);
 }
 
 S4BXI_API int PMI_KVS_Get_my_name(char kvsname[], int length)

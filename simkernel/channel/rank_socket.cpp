@@ -67,6 +67,11 @@ SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
         return SocketStatus::Quiet;  // malformed: ignored, the rank keeps running
     rank.tid = hello.tid;
     rank.thread_cpu = ThreadCpuClock(rank.pid, rank.tid);
+    // The new image may be an OpenSHMEM program (a wrapper exec'd it).
+    const Config& config = context().config;
+    if (config.cpu_model == wire::CpuModel::Zero && config.memory_waits == Config::MemoryWaits::Auto &&
+        (hello.flags & wire::kHelloOpenShmem))
+        rank.memory_waits = true;
     if (!send_welcome(rank.socket_fd, make_welcome(rank, node_count), rank.slot.fd, context().doorbell.fd))
         return SocketStatus::Closed;
     int trap = receive_trap(rank.socket_fd);

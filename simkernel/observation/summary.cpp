@@ -40,7 +40,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"peak_rss", r->peak_resident_bytes},
                          {"finished", r->phase == RankPhase::Finished}});
     }
-    return {{"version", 1},
+    nlohmann::json summary = {{"version", 1},
             {"status", ctx.outcome.status},
             {"message", ctx.outcome.message},
             {"world_size", ctx.registry.size()},
@@ -54,6 +54,8 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"server_peak_rss", server_peak_resident_bytes()},
             {"largest_rank_peak_rss", largest_rank_peak},
             {"ranks", ranks}};
+    if (ctx.outcome.abort_status >= 0) summary["abort_status"] = ctx.outcome.abort_status;
+    return summary;
 }
 
 void write_summary(const nlohmann::json& summary, const std::string& path)

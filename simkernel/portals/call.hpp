@@ -20,6 +20,7 @@
 #include "portals/portals_engine.hpp"
 #include "s4bxi/poll_work.hpp"
 #include "scheduling/gate.hpp"
+#include "scheduling/parked_waits.hpp"
 #include "scheduling/registry.hpp"
 
 namespace s4bxi::sim::engine {
@@ -67,7 +68,7 @@ void append_triggered(RankPortals& owner, const ListEntryPtr& entry);
 class Call {
 public:
     Call(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
-        : r_(rank), p_(*rank.portals), request_(request), reply_(reply)
+        : r_(rank), p_(*rank.portals), request_(request), reply_(reply), ticket_(rank.serving)
     {
     }
 
@@ -145,14 +146,35 @@ private:
     // Returns true when PtlAbort interrupted the wait.
     bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
+        if (ticket_) park_if_needed(r_, request_, *ticket_);
+        // A parked wait is no poll: p_.waiting tells the gate that a poll's proxy is in its wait.
+        const bool parked = ticket_ && ticket_->parked;
         // The wait's timeout exists once the engine has handled the wait, after this
         // actor yields: a gate that ran in the same round must look again.
-        p_.waiting = true;
+        if (!parked) p_.waiting = true;
         ++g_sim_activity;
         if (deadline < 0) p_.activity->wait(lock);
         else if (deadline > sg4::Engine::get_clock()) p_.activity->wait_until(lock, deadline);
-        p_.waiting = false;
+        if (!parked) p_.waiting = false;
         return std::exchange(p_.abort_requested, false);
+    }
+
+    // Another thread's timed poll: its timeout runs in real time, as that thread's clock
+    // does (DESIGN.md "Time"), and the gate ends it (parked_waits.hpp). Returns the
+    // simulated deadline the wait keeps itself: none then.
+    double poll_deadline(uint32_t timeout_ms)
+    {
+        if (timeout_ms == PTL_TIME_FOREVER) return -1.0;
+        if (request_.other_thread && ticket_) {
+            ticket_->wall_timeout = timeout_ms * 1e-3;
+            return -1.0;
+        }
+        return sg4::Engine::get_clock() + timeout_ms * 1e-3;
+    }
+    bool timed_out(double deadline) const
+    {
+        if (ticket_ && ticket_->parked && r_.parked[ticket_->index].timed_out) return true;
+        return deadline >= 0 && sg4::Engine::get_clock() >= deadline;
     }
 
     // First visible event of the queue, if any; otherwise the date it will be visible.
@@ -284,7 +306,7 @@ private:
     int new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out);
     int eq_alloc();
     int eq_free();
-    int wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what);
+    int wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_ms, const char* what);
     int eq_get(bool wait);
     int eq_poll();
     int ct_alloc();
@@ -304,6 +326,7 @@ private:
     RankPortals& p_;
     const wire::Request& request_;
     wire::Reply& reply_;
+    ParkTicket* ticket_;  // of the proxy serving the request (parked_waits.hpp)
 };
 
 }  // namespace s4bxi::sim::engine

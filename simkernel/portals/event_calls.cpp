@@ -37,16 +37,15 @@ int Call::eq_free()
 // an empty one fast-forwards: the rank waits in simulated time for the next event in any
 // of its queues or one polling quantum, which is what a real polling loop would have spent
 // (DESIGN.md "Polling"). The quantum grows while polls find nothing and resets on an event.
-int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, const char* what)
+int Call::wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_ms, const char* what)
 {
     for (uint32_t i = 0; i < count; ++i)
         if (!eq(handles[i])) return PTL_ARG_INVALID;
-    bool polling = timeout == 0;
-    double now = sg4::Engine::get_clock();
+    bool polling = timeout_ms == 0;
     EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0};
     std::optional<PollInProgress> in_poll;
     if (polling) in_poll.emplace(p_, poll.deadline);
-    double deadline = polling || timeout < 0 ? -1.0 : now + timeout;
+    double deadline = polling ? -1.0 : poll_deadline(timeout_ms);
     r_.waiting_on.set([what, first = handles[0], count] {
         return count == 1 ? fmt::format("{}(eq {:#x})", what, first) : fmt::format("{}({} queues)", what, count);
     });
@@ -68,7 +67,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
         // An unseen event elsewhere: the loop will take it on its next round (and count it
         // as work then, if it is: is_work()). No fast-forward, and no step growth.
         if (polling && first && unseen_event_visible()) return PTL_EQ_EMPTY;
-        if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) break;
+        if (timed_out(deadline)) break;
         if (in_poll && in_poll->ended()) break;
         double until = deadline;
         if (earliest >= 0 && (until < 0 || earliest < until)) until = earliest;
@@ -85,15 +84,14 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, double timeout, c
 int Call::eq_get(bool wait)
 {
     uint32_t handle = args<wire::HandleArgs>().handle;
-    return wait_events(&handle, 1, wait ? -1.0 : 0.0, wait ? "PtlEQWait" : "PtlEQGet");
+    return wait_events(&handle, 1, wait ? PTL_TIME_FOREVER : 0, wait ? "PtlEQWait" : "PtlEQGet");
 }
 
 int Call::eq_poll()
 {
     const auto& a = args<wire::EQPollArgs>();
     if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
-    double timeout = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : a.timeout_ms * 1e-3;
-    return wait_events(a.handles, a.size, timeout, "PtlEQPoll");
+    return wait_events(a.handles, a.size, a.timeout_ms, "PtlEQPoll");
 }
 
 int Call::ct_alloc()
@@ -181,7 +179,7 @@ int Call::ct_poll()
 {
     const auto& a = args<wire::CTPollArgs>();
     if (a.size == 0 || a.size > wire::kMaxPollHandles) return PTL_ARG_INVALID;
-    double deadline = a.timeout_ms == PTL_TIME_FOREVER ? -1.0 : sg4::Engine::get_clock() + a.timeout_ms * 1e-3;
+    double deadline = poll_deadline(a.timeout_ms);
     r_.waiting_on.set([size = a.size] { return fmt::format("PtlCTPoll({} counters)", size); });
     std::unique_lock lock(*p_.mutex);
     while (true) {
@@ -196,7 +194,7 @@ int Call::ct_poll()
                 return PTL_OK;
             }
         }
-        if (deadline >= 0 && sg4::Engine::get_clock() >= deadline) return PTL_CT_NONE_REACHED;
+        if (timed_out(deadline)) return PTL_CT_NONE_REACHED;
         if (wait_for_activity(lock, deadline)) return PTL_INTERRUPTED;
     }
 }

@@ -485,9 +485,15 @@ void abort_blocking_wait(RankRecord& rank)
     auto op = static_cast<wire::Op>(rank.request.op);
     bool blocking_wait = op == wire::Op::PtlEQWait || op == wire::Op::PtlEQPoll || op == wire::Op::PtlCTWait ||
                          op == wire::Op::PtlCTPoll;
-    if (rank.phase != RankPhase::Waiting || !blocking_wait || !rank.portals) return;
+    bool parked = std::any_of(rank.parked.begin(), rank.parked.end(), [](const ParkedSlot& s) { return s.used; });
+    if (!((rank.phase == RankPhase::Waiting && blocking_wait) || parked) || !rank.portals) return;
     rank.portals->abort_requested = true;
     rank.portals->activity->notify_all();
+}
+
+void wake_rank_waits(RankRecord& rank)
+{
+    if (rank.portals) rank.portals->activity->notify_all();
 }
 
 }  // namespace s4bxi::sim

@@ -28,6 +28,10 @@ void mark_reply(RankRecord& rank);
 // PtlCTPoll), the wait returns PTL_INTERRUPTED; otherwise nothing happens.
 void abort_blocking_wait(RankRecord& rank);
 
+// Wakes the rank's waits in progress, to look again at what they wait for (a park request,
+// a parked poll's real-time timeout: parked_waits.hpp).
+void wake_rank_waits(RankRecord& rank);
+
 // Empty polls that ended with nothing found.
 extern uint64_t g_vain_polls;
 

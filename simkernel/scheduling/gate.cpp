@@ -19,6 +19,8 @@
 #include "portals/portals_engine.hpp"
 #include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
+#include "scheduling/memory_waits.hpp"
+#include "scheduling/parked_waits.hpp"
 #include "services/outside_wait_service.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
@@ -46,6 +48,10 @@ std::string describe_ranks()
         text += fmt::format("\n  rank {} (pid {}, {}): ", r->rank, r->pid, r->node_name);
         if (r->outside_wait != OutsideWait::None && r->phase != RankPhase::Finished && r->phase != RankPhase::Dead) {
             text += fmt::format("outside the simulation in {} ({})", r->outside_what, to_string(r->outside_wait));
+            continue;
+        }
+        if (r->waits_on_memory) {
+            text += "waiting on its memory (computing with no Portals call, for a write that does not come)";
             continue;
         }
         text += to_string(r->phase);
@@ -124,6 +130,7 @@ void on_rank_death(RankRecord& r)
     // Its proxy may be in the middle of a request (a thread that exits, a signal) or waiting
     // for the next one: either would wait for ever.
     if (r.proxy) r.proxy->kill();
+    kill_parked_waits(r);
     // Exited from a thread while another thread's request held the slot: a normal end.
     if (uint32_t status = r.slot.object->exit_status_plus_one.load(std::memory_order_acquire); status && !r.crash_signal) {
         r.phase = RankPhase::Finished;
@@ -322,8 +329,13 @@ void dispatch(const std::vector<RankRecord*>& batch)
         if (!r->request.other_thread) {
             ++r->simulated_thread_requests;
             end_outside_wait(*r);
+            memory_wait_over(*r);
         }
+        if (r->request.other_thread &&
+            std::find(r->portals_threads.begin(), r->portals_threads.end(), r->request.tid) == r->portals_threads.end())
+            r->portals_threads.push_back(r->request.tid);
         r->phase_before_dispatch = r->phase;
+        r->in_service = true;
         r->phase = RankPhase::Waiting;
         r->dispatch->release();
     }
@@ -403,8 +415,10 @@ void gate_actor()
         bool computing = false;
         bool outside = false;
         bool unannounced_outside = false;  // blocked outside, in a wait of its own (a pipe, a socket)
+        bool only_memory_waits = true;     // every rank outside waits on its memory
         std::vector<RankRecord*> batch;
         double now = wall_now();
+        bool rank_ended = false;  // a process was found gone: the look at the ranks starts over
         for (auto& rank : ctx.registry.ranks()) {
             RankRecord& r = *rank;
             if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
@@ -420,15 +434,25 @@ void gate_actor()
             bool check = now - r.checked_wall >= kQuietCheckInterval;
             if (check) {
                 r.checked_wall = now;
-                if (rank_gone(r)) break;
+                if (rank_gone(r)) {
+                    rank_ended = true;
+                    break;
+                }
             }
-            if (!running(r)) continue;  // waiting in the simulation
+            // Threads other than the simulated one: park requests, parked timed polls.
+            bool other_thread_may_call = look_at_parked_waits(r, now);
+            if (!running(r)) {  // the simulated thread waits in the simulation
+                if (r.simulated_thread_parked && posted(r) && !r.in_service) batch.push_back(&r);  // another thread's
+                else if (other_thread_may_call) outside = unannounced_outside = true, only_memory_waits = false;
+                continue;
+            }
             if (posted(r)) {
                 batch.push_back(&r);
                 continue;
             }
             if (r.outside_wait == OutsideWait::Others) {  // announced: no need to guess
                 outside = true;
+                only_memory_waits = false;
                 continue;
             }
             if (r.outside_wait == OutsideWait::Hold) {
@@ -442,12 +466,20 @@ void gate_actor()
                 continue;
             }
             if (check) update_cpu_progress(r, now);
+            if (r.phase == RankPhase::Computing && (r.waits_on_memory || (check && waits_on_memory(r, r.cpu_seen_ns)))) {
+                outside = true;  // time runs until the next write into its memory
+                continue;
+            }
             computing |= r.phase == RankPhase::Computing;
             bool blocked = r.phase == RankPhase::BlockedOutside;
             outside |= blocked;
             unannounced_outside |= blocked;
+            only_memory_waits &= !blocked;
         }
-        if (ctx.outcome.failed()) continue;
+        // The look was cut short: what it found of the ranks after the one that ended is
+        // missing (a computing rank taken for none let the gate park, and SimGrid report a
+        // deadlock).
+        if (ctx.outcome.failed() || rank_ended) continue;
         if (all_done) return;
 
         if (computing) {  // hold time until every computing rank has reported
@@ -495,13 +527,18 @@ void gate_actor()
                                                    : std::min(kVainPollingWindow, ctx.config.outside_deadlock_timeout));
             continue;
         }
-        // The simulation is quiet; only the blocked-outside ranks can move things.
+        // The simulation is quiet; only the blocked-outside ranks can move things. Ranks
+        // that wait on their memory with nothing on its way to them are as good as
+        // polling in vain.
         if (outside_since < 0) outside_since = now;
-        if (now - outside_since > ctx.config.outside_deadlock_timeout) {
+        double window = only_memory_waits ? std::min(kVainPollingWindow, ctx.config.outside_deadlock_timeout)
+                                          : ctx.config.outside_deadlock_timeout;
+        if (now - outside_since > window) {
             ctx.outcome.fail("deadlock",
                              fmt::format("no progress for {:.0f} s of wall time: every rank waits in the simulation "
-                                         "except ranks blocked outside it:{}",
-                                         ctx.config.outside_deadlock_timeout, describe_ranks()),
+                                         "except ranks {} it:{}",
+                                         window, only_memory_waits ? "waiting on their memory outside" : "blocked outside",
+                                         describe_ranks()),
                              kExitDeadlock);
             continue;
         }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <simgrid/s4u.hpp>
@@ -13,6 +14,7 @@
 #include "observation/trace.hpp"
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
+#include "scheduling/parked_waits.hpp"
 #include "services/outside_wait_service.hpp"
 #include "services/pmi_service.hpp"
 #include "services/process_memory.hpp"
@@ -60,6 +62,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         const auto& args = wire::args_as<wire::FinalizeArgs>(request.args);
         r.exit_status = args.exit_status;
         r.end_time = sg4::Engine::get_clock();
+        kill_parked_waits(r);  // threads still in a wait end with the process
         if (r.portals) capture_pending_payloads(*r.portals);
         // The process is still there, waiting for this reply: its peak is as good as final.
         r.peak_resident_bytes = process_peak_resident_bytes(r.pid);
@@ -78,6 +81,20 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         return false;
     }
     case wire::Op::Yield: return false;
+    case wire::Op::PmiAbort: {
+        const auto& a = wire::args_as<wire::AbortArgs>(request.args);
+        std::string text(a.text, strnlen(a.text, std::min<size_t>(a.length, sizeof a.text)));
+        r.exit_status = a.exit_status;
+        r.end_time = sg4::Engine::get_clock();
+        Outcome& outcome = context().outcome;
+        outcome.fail("abort",
+                     fmt::format("rank {} (pid {}, {}) called PMI_Abort({}, \"{}\") at simulated time {:.9f} s; the "
+                                 "other ranks were stopped",
+                                 r.rank, r.pid, r.node_name, a.exit_status, text, r.end_time),
+                     kExitRankAbort);
+        if (outcome.status == "abort") outcome.abort_status = a.exit_status & 0xff;
+        return false;
+    }
     case wire::Op::OutsideWait:
         reply.rc = announce_outside_wait(r, wire::args_as<wire::OutsideWaitArgs>(request.args));
         return false;
@@ -127,13 +144,25 @@ void rank_proxy(RankRecord* rank)
         const wire::Request request = r.request;
         learn_local_reads(r);
         inject_compute(r, request.cpu_ns);
-        wire::Reply& reply = r.slot.object->reply;
+        // The reply is written here, and copied to the slot when it is given: a parked
+        // wait answers later, while the slot serves the rank's other threads.
+        wire::Reply reply;
         std::memset(&reply, 0, sizeof reply);
         reply.seq = request.seq;
+        ParkTicket ticket;
+        r.serving = &ticket;
         bool finished = serve(r, request, reply);
         ++g_requests_served;
-        r.waiting_on.clear();
         reply.sim_time = sg4::Engine::get_clock();
+        if (ticket.parked) {
+            // This actor was the wait's own since it parked; a new proxy serves the rank.
+            finish_parked_wait(r, request, reply, ticket);
+            return;
+        }
+        r.serving = nullptr;
+        r.in_service = false;
+        r.park_requested = false;  // the wait it asked to park is over
+        r.waiting_on.clear();
         if (finished) {
             r.phase = RankPhase::Finished;
         } else if (request.other_thread) {
@@ -143,6 +172,8 @@ void rank_proxy(RankRecord* rank)
             r.phase = RankPhase::Computing;
             r.asleep_since_wall = -1.0;
         }
+        wire::Reply& slot_reply = r.slot.object->reply;
+        std::memcpy(&slot_reply, &reply, sizeof reply);
         mark_reply(r);
         publish_reply(*r.slot.object);
         ctx.gate_wakeup->release();

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -56,6 +57,25 @@ private:
     std::function<std::string()> format_;
 };
 
+// The proxy actor serving a request, as the Portals engine sees it: whether the request's
+// blocking wait was parked (parked_waits.hpp), and, for another thread's timed poll, its
+// timeout, which runs in real time as that thread's clock does.
+struct ParkTicket {
+    bool parked = false;
+    uint32_t index = 0;
+    double wall_timeout = -1.0;
+};
+
+// A parked wait, on the server's side (wire::ParkedWait is the rank's side).
+struct ParkedSlot {
+    bool used = false;
+    bool other_thread = false;
+    pid_t tid = 0;
+    double wall_deadline = -1.0;  // another thread's timed poll: when it times out (wall seconds)
+    bool timed_out = false;
+    simgrid::s4u::ActorPtr actor;
+};
+
 struct RankRecord {
     int rank = -1;
     pid_t pid = 0;
@@ -81,11 +101,27 @@ struct RankRecord {
     double checked_wall = 0.0;  // when the gate last looked at its socket and CPU clock
     ThreadCpuClock thread_cpu;  // of its simulated thread: how far a computing rank got
     uint32_t aborts_seen = 0;   // the slot's PtlAbort counter, as last acted upon
+    uint32_t park_requests_seen = 0;  // the slot's park request counter, likewise
+    bool park_requested = false;      // a thread waits for the turn: park the blocking wait in progress
+    bool simulated_thread_parked = false;  // the simulated thread's blocking wait is parked
+    std::array<ParkedSlot, wire::kMaxParkedWaits> parked{};
+    // Threads other than the simulated one that made requests (kernel ids): while one of
+    // them lives outside a parked wait, it may make the call another thread waits for.
+    std::vector<pid_t> portals_threads;
+    double threads_checked_wall = 0.0;
+    bool other_thread_may_call = false;  // as last seen
+    // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
+    // it is taken to wait now, and its CPU time when it last got a reply or a write.
+    bool memory_waits = false;
+    bool waits_on_memory = false;
+    uint64_t memory_budget_base_ns = 0;
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request
     simgrid::s4u::ActorPtr proxy;
     wire::Request request{};             // the request being served
+    ParkTicket* serving = nullptr;       // its proxy's ticket, while it is being served
+    bool in_service = false;             // dispatched, not answered yet
     WaitDescription waiting_on;          // what the proxy waits for, for deadlock reports
     RankPortals* portals = nullptr;      // owned by the Portals engine
     // A wait outside the simulation the rank announced (outside_waits.hpp), until its

@@ -2,6 +2,8 @@
 
 #include <sys/uio.h>
 
+#include "scheduling/memory_waits.hpp"
+
 namespace s4bxi::sim {
 namespace {
 
@@ -30,6 +32,9 @@ bool read_rank_memory(pid_t pid, uint64_t address, void* buffer, uint64_t length
 
 bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length)
 {
+    // A rank waiting on this memory must read the write's date as soon as it can see the
+    // write: the date first.
+    rank_memory_written(pid);
     return transfer_all(process_vm_writev, pid, address, const_cast<void*>(buffer), length);
 }
 

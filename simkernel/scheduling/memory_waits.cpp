@@ -1,0 +1,59 @@
+#include "scheduling/memory_waits.hpp"
+
+#include <cstring>
+
+#include <simgrid/s4u.hpp>
+
+#include "context.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_memory_waits, "Ranks waiting on their memory");
+
+namespace s4bxi::sim {
+
+namespace {
+
+int g_memory_waiters = 0;  // ranks taken to wait on their memory now
+
+}  // namespace
+
+bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
+{
+    if (r.waits_on_memory) return true;
+    if (!r.memory_waits) return false;
+    uint64_t base = std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), r.memory_budget_base_ns);
+    if (cpu_now_ns < base + kMemoryWaitCpuNs) return false;
+    XBT_DEBUG("rank %d waits on its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
+    r.waits_on_memory = true;
+    ++g_memory_waiters;
+    return true;
+}
+
+void memory_wait_over(RankRecord& r)
+{
+    if (!r.waits_on_memory) return;
+    r.waits_on_memory = false;
+    --g_memory_waiters;
+}
+
+void rank_memory_written(pid_t pid)
+{
+    if (g_memory_waiters == 0) return;
+    for (auto& rank : context().registry.ranks()) {
+        RankRecord& r = *rank;
+        if (r.pid != pid || !r.waits_on_memory) continue;
+        memory_wait_over(r);
+        // Its budget starts again now: the rank may take as long as it needs to see the
+        // write, simulated time waits for it.
+        r.memory_budget_base_ns = r.thread_cpu.now_ns();
+        // Its clock reads the date of the write, as after a reply: the server sets it as
+        // it does for the sleeps it answers on the rank's behalf (wire::Slot).
+        double date = simgrid::s4u::Engine::get_clock();
+        uint64_t bits;
+        std::memcpy(&bits, &date, sizeof bits);
+        r.slot.object->sim_time_at_reply_bits.store(bits, std::memory_order_release);
+        XBT_DEBUG("rank %d: a write landed in its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
+        context().gate_wakeup->release();
+    }
+}
+
+}  // namespace s4bxi::sim

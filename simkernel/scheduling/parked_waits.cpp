@@ -1,0 +1,150 @@
+#include "scheduling/parked_waits.hpp"
+
+#include <portals4.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <simgrid/s4u.hpp>
+
+#include "channel/channel_server.hpp"
+#include "context.hpp"
+#include "portals/portals_engine.hpp"
+#include "s4bxi/slot_futex.hpp"
+#include "s4bxi/thread_state.hpp"
+#include "scheduling/gate.hpp"
+#include "scheduling/rank_proxy.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_parked, "Parked blocking waits");
+
+namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+constexpr double kThreadCheckInterval = 0.01;  // wall seconds between looks at a rank's other threads
+
+// Forgets the threads that are gone; true if one that lives is outside a parked wait and
+// not in the request being served.
+bool other_thread_alive_outside_waits(RankRecord& r)
+{
+    std::erase_if(r.portals_threads, [&r](pid_t tid) {
+        char state = thread_state(r.pid, tid);
+        return state == '\0' || state == 'Z' || state == 'X';
+    });
+    for (pid_t tid : r.portals_threads) {
+        bool parked = std::any_of(r.parked.begin(), r.parked.end(), [tid](const ParkedSlot& s) { return s.used && s.tid == tid; });
+        bool in_service = r.phase == RankPhase::Waiting && r.serving && r.request.tid == tid;
+        if (!parked && !in_service) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+bool parkable(const wire::Request& request)
+{
+    return wire::parkable(static_cast<wire::Op>(request.op), request.args);
+}
+
+void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& ticket)
+{
+    if (ticket.parked || !parkable(request)) return;
+    if (!request.other_thread && !r.park_requested) return;
+    auto free = std::find_if(r.parked.begin(), r.parked.end(), [](const ParkedSlot& s) { return !s.used; });
+    if (free == r.parked.end()) return;  // every ParkedWait in use: this wait keeps the slot
+    auto index = static_cast<uint32_t>(free - r.parked.begin());
+    ParkedSlot& slot_state = *free;
+    slot_state.used = true;
+    slot_state.other_thread = request.other_thread != 0;
+    slot_state.tid = request.tid;
+    slot_state.wall_deadline = ticket.wall_timeout >= 0 ? wall_now() + ticket.wall_timeout : -1.0;
+    slot_state.timed_out = false;
+    slot_state.actor = sg4::Actor::self();
+    ticket.parked = true;
+    ticket.index = index;
+    r.park_requested = false;
+
+    wire::Slot& slot = *r.slot.object;
+    slot.parked[index].state.store(static_cast<uint32_t>(wire::ParkedState::Waiting), std::memory_order_relaxed);
+    wire::Reply& reply = slot.reply;
+    reply.rc = wire::kParkedRc;
+    reply.seq = request.seq;
+    reply.sim_time = sg4::Engine::get_clock();
+    wire::args_as<wire::ParkedReply>(reply.args) = {index, 0};
+    if (request.other_thread) r.phase = r.phase_before_dispatch;
+    else r.simulated_thread_parked = true;  // the rank stays in the simulation: it waits
+    r.serving = nullptr;
+    r.in_service = false;
+    XBT_DEBUG("rank %d: %s wait (op %u) parked in %u", r.rank, request.other_thread ? "another thread's" : "its",
+              request.op, index);
+    mark_reply(r);
+    publish_reply(slot);
+    context().gate_wakeup->release();
+    // This actor stays in the wait; a new proxy serves the rank's next requests.
+    RankRecord* record = &r;
+    r.proxy = sg4::Actor::create(fmt::format("rank{}", r.rank), sg4::this_actor::get_host(),
+                                 [record] { rank_proxy(record); });
+}
+
+void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire::Reply& reply, const ParkTicket& ticket)
+{
+    ParkedSlot& slot_state = r.parked[ticket.index];
+    wire::ParkedWait& wait = r.slot.object->parked[ticket.index];
+    wait.rc = reply.rc;
+    wait.sim_time = reply.sim_time;
+    std::memcpy(wait.result, reply.args, sizeof wait.result);
+    if (!request.other_thread) {
+        r.simulated_thread_parked = false;
+        r.phase = RankPhase::Computing;
+        // Another thread's request in service restores this phase when it ends.
+        r.phase_before_dispatch = RankPhase::Computing;
+        r.asleep_since_wall = -1.0;
+    }
+    slot_state = ParkedSlot{};
+    mark_reply(r);
+    wait.state.store(static_cast<uint32_t>(wire::ParkedState::Done), std::memory_order_seq_cst);
+    futex(&wait.state, FUTEX_WAKE, INT_MAX, nullptr);
+    context().gate_wakeup->release();
+}
+
+bool look_at_parked_waits(RankRecord& r, double now)
+{
+    wire::Slot& slot = *r.slot.object;
+    if (uint32_t parks = slot.park_requests.load(std::memory_order_acquire); parks != r.park_requests_seen) {
+        r.park_requests_seen = parks;
+        if (r.phase == RankPhase::Waiting && r.serving && parkable(r.request) && r.portals) {
+            r.park_requested = true;
+            wake_rank_waits(r);
+        }
+    }
+    bool ends_by_itself = false;
+    for (ParkedSlot& s : r.parked) {
+        if (!s.used || s.wall_deadline < 0) continue;
+        if (!s.timed_out && now >= s.wall_deadline) {
+            s.timed_out = true;
+            wake_rank_waits(r);
+        }
+        ends_by_itself = true;
+    }
+    if (r.portals_threads.empty()) return ends_by_itself;
+    // A "no" is always fresh: the simulation may be about to stop for good on it.
+    if (!r.other_thread_may_call || now - r.threads_checked_wall >= kThreadCheckInterval) {
+        r.threads_checked_wall = now;
+        r.other_thread_may_call = other_thread_alive_outside_waits(r);
+    }
+    return ends_by_itself || r.other_thread_may_call;
+}
+
+void kill_parked_waits(RankRecord& r)
+{
+    for (ParkedSlot& s : r.parked)
+        if (s.used && s.actor) s.actor->kill();
+    r.parked.fill(ParkedSlot{});
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,41 @@
+// Blocking waits that let go of the rank's slot (DESIGN.md "Threads do not hold a rank's
+// channel while they wait"). A rank has one slot, which its threads take in turns. A
+// blocking wait (PtlCTWait, PtlEQWait, PtlCTPoll and PtlEQPoll with a timeout) is parked:
+// another thread's at once, the simulated thread's when another thread asks for the turn
+// (wire::Slot::park_requests). Parking answers the request with wire::kParkedRc, so the
+// slot is free; the proxy actor goes on waiting in simulated time as the wait's own actor,
+// and a new proxy serves the rank's next requests. The wait's result goes to a
+// wire::ParkedWait, on which the waiting thread sleeps.
+#pragma once
+
+#include <cstdint>
+
+#include "s4bxi/wire.hpp"
+#include "scheduling/registry.hpp"
+
+namespace s4bxi::sim {
+
+// A request whose wait may be parked.
+bool parkable(const wire::Request& request);
+
+// The serving proxy's request is a parkable wait about to block: parks it if it must
+// (another thread's, or the turn was asked for) and can (a free ParkedWait). Called by the
+// Portals engine inside the wait.
+void park_if_needed(RankRecord& rank, const wire::Request& request, ParkTicket& ticket);
+
+// The parked wait has ended: its result goes to the waiting thread. For the simulated
+// thread's wait, the rank computes again.
+void finish_parked_wait(RankRecord& rank, const wire::Request& request, const wire::Reply& reply,
+                        const ParkTicket& ticket);
+
+// The gate's look at a rank: park requests of its threads, real-time timeouts of its parked
+// polls; returns true when a thread of the rank outside the simulation may still make
+// a call the simulation waits for (a parked timed poll will end by itself; another
+// thread that made Portals calls is alive outside a wait): time then does not wait for the
+// rank, but the run is not a deadlock either.
+bool look_at_parked_waits(RankRecord& rank, double wall_now);
+
+// The rank's process is gone: the actors of its parked waits go too.
+void kill_parked_waits(RankRecord& rank);
+
+}  // namespace s4bxi::sim
