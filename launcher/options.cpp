@@ -65,7 +65,10 @@ bool known_env_name(std::string_view name)
     for (const auto& entry : internal_env_names())
         if (name == entry) return true;
     if (name == "S4BXI_CACHE_DIR") return true;  // where Open MPI's components are cached (docs/openmpi.md)
-    if (name == "S4BXI_PORTALS4_SOURCE") return true;  // tools/build-portals4-tests (tests/conformance/README.md)
+    // Read by the build, test and benchmark scripts (docs/usage.md "Environment variables"), not by us.
+    if (name == "S4BXI_PORTALS4_SOURCE" || name == "S4BXI_SOS_SOURCE" || name == "S4BXI_REFERENCE_SOURCE" ||
+        name == "S4BXI_CHECK_FULL")
+        return true;
     return config::find_env(name) != nullptr;
 }
 
@@ -128,7 +131,7 @@ MPI environment.
 
 Options:
   -n, -np, --np, -c N   start N ranks of PROGRAM (N >= 1)
-  -N, --ppn, --npernode P
+  -N, --ppn, -ppn, --npernode P
                         ranks per simulated node (default 1)
       --platform FILE   platform description (TOML); default: the built-in
                         platform, one switch, as many nodes as the job needs
@@ -308,18 +311,21 @@ ParseOutcome error(std::string text)
     return outcome;
 }
 
-// mpirun's single-dash "-np N" (CLI11 would read "-n" with the value "p"): "--np N". Only
+// mpirun's single-dash "-np N" (CLI11 would read "-n" with the value "p"): "--np N"; so are
+// Hydra's "-ppn P" and mpirun's "-npernode P", which oshrun users pass too. Only
 // among our own options, before "--" or the program: the program's arguments are its own.
 std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
 {
     static const std::vector<std::string_view> with_value = {
-        "-n", "--np", "-np", "-c", "--ppn", "-N", "--npernode", "--platform", "--cpu-model", "--cpu-factor",
-        "--cpu-threshold", "--memory-waits", "--timeout", "--deadlock-timeout", "--service-ranks", "--log-level",
-        "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline", "--paje", "--timeline-filter"};
+        "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
+        "--cpu-factor", "--cpu-threshold", "--memory-waits", "--timeout", "--deadlock-timeout", "--service-ranks",
+        "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline", "--paje",
+        "--timeline-filter"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--" || arg.empty() || arg[0] != '-') break;
         if (arg == "-np") args[i] = "--np";
+        if (arg == "-ppn" || arg == "-npernode") args[i] = "--ppn";  // Hydra's and mpirun's single dash
         if (std::find(with_value.begin(), with_value.end(), arg) != with_value.end()) ++i;  // its value
     }
     return args;

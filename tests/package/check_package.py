@@ -17,6 +17,7 @@ from pathlib import Path
 
 SKIP = 77
 EXPECTED = ["usr/bin/s4bxi-launch", "usr/bin/s4bxi-plot", "usr/libexec/s4bxi/s4bxi-simkernel", "usr/libexec/s4bxi/build-openmpi-portals4",
+            "usr/libexec/s4bxi/build-sos",
             "usr/libexec/s4bxi/examples/pingpong", "usr/include/portals4.h", "usr/include/pmi.h",
             "usr/lib/x86_64-linux-gnu/libportals.so.4", "usr/lib/x86_64-linux-gnu/pkgconfig/portals4.pc",
             "usr/share/s4bxi/platforms/default.toml", "usr/share/s4bxi/platforms/quito.toml",

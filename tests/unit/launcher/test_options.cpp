@@ -187,6 +187,18 @@ TEST_CASE("environment defaults, overridden by options", "[options][env]")
     CHECK(*o.options.platform == "cli.toml");
 }
 
+TEST_CASE("Hydra's -ppn and mpirun's -npernode are --ppn; a program's own stay its own", "[options]")
+{
+    for (const char* spelling : {"-ppn", "-npernode"}) {
+        INFO(spelling);
+        auto r = parse({"-np", "4", spelling, "2", "./prog", spelling, "3"});
+        REQUIRE(r.kind == Kind::Run);
+        CHECK(r.options.np == 4);
+        CHECK(r.options.ppn == 2);
+        CHECK(r.options.command == std::vector<std::string>{"./prog", spelling, "3"});
+    }
+}
+
 TEST_CASE("unknown S4BXI_ variables are errors naming them", "[options][env]")
 {
     auto r = parse({"-n", "1", "prog"}, {{"S4BXI_FOO", "1"}});
@@ -204,6 +216,13 @@ TEST_CASE("unknown S4BXI_ variables are errors naming them", "[options][env]")
 
     CHECK(known_env_name("S4BXI_CPU_FACTOR"));
     CHECK_FALSE(known_env_name("S4BXI_cpu_factor"));
+
+    // The variables of the build and test scripts: a user who exports them can still launch.
+    for (const char* name : {"S4BXI_CACHE_DIR", "S4BXI_SOS_SOURCE", "S4BXI_CHECK_FULL"}) {
+        INFO(name);
+        CHECK(parse({"-n", "1", "prog"}, {{name, "/x"}}).kind == Kind::Run);
+    }
+    CHECK(parse({"-n", "1", "prog"}, {{"S4BXI_SOS_SOURCES", "/x"}}).kind == Kind::Error);
 }
 
 TEST_CASE("--memory-waits: auto by default, from the option or S4BXI_MEMORY_WAITS", "[options][env]")

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Runs a group of Sandia OpenSHMEM's own tests (unmodified, built by tools/build-sos) under
+s4bxi-launch, one program after the other, and prints a table of their results.
+
+usage: run_shmem.py LAUNCHER GROUP RANKS [--cpu-model zero|measured] [--full]
+                    [--test-timeout S] [--only NAME[,NAME...]] [--jobs N] [--sos PREFIX]
+                    [--skip REASON]
+
+GROUP is unit or spec-example (the programs SOS's `make check` runs in that folder, in its
+order); RANKS the number of ranks, one per simulated node. Up to 2 ranks, two programs
+run at a time (--jobs); each runs as
+`s4bxi-launch --cpu-model MODEL --timeout S -n RANKS PROGRAM` and passes when the launcher
+exits 0 with every rank finished, or with status 0 after a PMI_Abort (shmem_global_exit(0)
+ends the job at once: the other ranks are stopped).
+
+A program still running after --test-timeout seconds of wall time is stopped by the
+launcher's --timeout and reported TIMEOUT, with the limit. known_failures.toml (next to
+this script) lists the programs expected to fail, each with its cause (a cause whose tests
+hang gives them its own, shorter limit, except under --full), and the slow ones, run only
+with --full (or with S4BXI_CHECK_FULL=1 in the environment: `tools/check --full`). A
+listed failure that fails is XFAIL; one that passes is XPASS, an error until its entry is
+removed, unless the entry says `sometimes = true` (a test that passes or not from run to
+run: its result depends on how the host schedules its threads). Any FAIL, TIMEOUT or XPASS makes the exit
+status 1; otherwise 0, or 77 (skipped) when SOS is not built: tools/setup records its
+installation in BUILD_DIR/sos-prefix once tools/build-sos has built it (docs/openshmem.md).
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+SKIP = 77
+HERE = Path(__file__).resolve().parent
+KNOWN = HERE / "known_failures.toml"
+GROUPS = ("unit", "spec-example")
+DEFAULT_TIMEOUT = 120  # lfinc on 4 ranks takes 10 to 30 s of wall time on a loaded 2-core host
+HOW_TO_BUILD = ("run tools/setup with SOS's source available (tools/build-sos PATH, S4BXI_SOS_SOURCE=PATH, or "
+                "sos-1.5.3.tar.gz in ~/.cache/s4bxi/sources/; docs/openshmem.md)")
+
+
+def sos_prefix(launcher, given):
+    """SOS's installation prefix, or raises LookupError saying why there is none."""
+    if given:
+        prefix = Path(given)
+    else:
+        record = Path(launcher).resolve().parent.parent / "sos-prefix"
+        if not record.exists():
+            raise LookupError(f"Sandia OpenSHMEM is not built ({record} is missing): {HOW_TO_BUILD}")
+        prefix = Path(record.read_text().strip())
+    if not (prefix / "BUILD-INFO").exists():
+        raise LookupError(f"{prefix} is no complete SOS build (no BUILD-INFO): {HOW_TO_BUILD}")
+    return prefix
+
+
+def verdict(errors, success):
+    """The end of a check script: `FAIL: errors` on stderr and 1, or `ok: success` and 0."""
+    if errors:
+        print("FAIL:\n" + "\n".join(errors), file=sys.stderr)
+        return 1
+    print(f"ok: {success}")
+    return 0
+
+
+def load_known(path):
+    """Expected failures {group/name: (ranks or None, cause, seconds or None, sometimes)} and slow tests
+    {group/name: (ranks or None, why)} of known_failures.toml."""
+    data = tomllib.loads(path.read_text())
+    causes = data.get("causes", {})
+    expected, slow = {}, {}
+    for name, entry in data.get("expected", {}).items():
+        cause = causes.get(entry["cause"])
+        if cause is None:
+            raise SystemExit(f"{path}: {name}: unknown cause '{entry['cause']}' (known: {', '.join(causes)})")
+        expected[name] = (entry.get("ranks"), cause["why"], cause.get("timeout"), entry.get("sometimes", False))
+    for name, entry in data.get("slow", {}).items():
+        slow[name] = (entry.get("ranks"), entry["why"])
+    return expected, slow
+
+
+def applies(entry, ranks):
+    return entry is not None and (entry[0] is None or ranks in entry[0])
+
+
+def last_lines(text, count=2):
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return " | ".join(lines[-count:])[:240]
+
+
+def run_one(launcher, program, ranks, model, timeout, env):
+    """(result, wall seconds, simulated seconds or None, note) of one program."""
+    with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-") as work:
+        summary_path = Path(work) / "summary.json"
+        command = [launcher, "-q", "--cpu-model", model, "--timeout", str(timeout), "--summary", str(summary_path),
+                   "-n", str(ranks), str(program)]
+        start = time.monotonic()
+        try:
+            done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True,
+                                  timeout=timeout + 60, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return ("TIMEOUT", time.monotonic() - start, None,
+                    f"s4bxi-launch itself did not stop {timeout + 60} s after its own --timeout {timeout}")
+        wall = time.monotonic() - start
+        try:
+            summary = json.loads(summary_path.read_text())
+        except (OSError, ValueError):
+            summary = {}
+    makespan = summary.get("makespan")
+    if done.returncode == 124:
+        return ("TIMEOUT", wall, makespan,
+                f"no end within {timeout} s of wall time: s4bxi-launch --timeout {timeout} stopped it "
+                f"(exit 124; --test-timeout S changes the limit)")
+    unfinished = [r["rank"] for r in summary.get("ranks", []) if not r.get("finished")]
+    if done.returncode == 0 and summary.get("status") == "ok" and not unfinished and \
+            len(summary.get("ranks", [])) == ranks:
+        return ("PASS", wall, makespan, "")
+    if done.returncode == 0 and summary.get("status") == "abort":  # shmem_global_exit(0): the job ends with 0
+        return ("PASS", wall, makespan, f"ended by PMI_Abort with status 0: {summary.get('message', '')[:120]}")
+    if summary.get("status") not in (None, "ok"):
+        note = f"exit {done.returncode}, {summary['status']}: {summary.get('message', '').splitlines()[0][:200]}" \
+            if summary.get("message") else f"exit {done.returncode}, {summary['status']}"
+    elif done.returncode != 0:
+        note = f"exit {done.returncode}: {last_lines(done.stderr or done.stdout)}"
+    else:
+        note = f"ranks {unfinished} did not finish" if unfinished else "incomplete run summary"
+    return ("FAIL", wall, makespan, note)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("launcher")
+    parser.add_argument("group", choices=GROUPS)
+    parser.add_argument("ranks", type=int)
+    parser.add_argument("--cpu-model", default="zero", choices=("zero", "measured"))
+    parser.add_argument("--full", action="store_true", help="also run the slow tests of known_failures.toml")
+    parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help=f"wall-clock seconds per program (default {DEFAULT_TIMEOUT})")
+    parser.add_argument("--only", help="comma-separated program names")
+    parser.add_argument("--jobs", type=int, help="programs run at once (default: 2 up to 2 ranks, else 1)")
+    parser.add_argument("--sos", help="SOS installation prefix (default: the one tools/setup recorded)")
+    parser.add_argument("--skip", help="skip with this reason (exit 77)")
+    args = parser.parse_args()
+    args.launcher = str(Path(args.launcher).resolve())
+    if args.skip:
+        print(f"skipped: {args.skip}")
+        return SKIP
+    if args.ranks < 1:
+        parser.error("RANKS must be at least 1")
+    if args.test_timeout <= 0:
+        parser.error("--test-timeout must be positive")
+    if args.jobs is None:
+        # More processes than cores make every Portals round trip slower (see lfinc in README.md).
+        args.jobs = 2 if args.ranks <= 2 else 1
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    full = args.full or os.environ.get("S4BXI_CHECK_FULL") == "1"
+    try:
+        prefix = sos_prefix(args.launcher, args.sos)
+    except LookupError as why:
+        print(f"skipped: {why}")
+        return SKIP
+    listing = prefix / "tests" / args.group / "TESTS"
+    programs = listing.read_text().split()
+    if args.only:
+        wanted = args.only.split(",")
+        unknown = [name for name in wanted if name not in programs]
+        if unknown:
+            parser.error(f"not in {listing}: {', '.join(unknown)}")
+        programs = [name for name in programs if name in wanted]
+    expected, slow = load_known(KNOWN)
+    # The programs get the caller's environment but none of its S4BXI_* settings.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
+
+    print(f"SOS {args.group} tests on {args.ranks} ranks, --cpu-model {args.cpu_model}, "
+          f"{args.test_timeout:g} s each at most, {args.jobs} at a time ({prefix})", flush=True)
+    progress = threading.Lock()
+
+    def run_entry(name):
+        key = f"{args.group}/{name}"
+        known = expected.get(key) if applies(expected.get(key), args.ranks) else None
+        if applies(slow.get(key), args.ranks) and not full and not args.only:
+            row = (name, "SLOW", 0.0, None, f"not run (--full runs it): {slow[key][1]}")
+        else:
+            # A failure known to hang gets its cause's shorter limit: enough to pass once fixed.
+            timeout = min(args.test_timeout, known[2]) if known and known[2] and not full else args.test_timeout
+            result, wall, makespan, note = run_one(args.launcher, prefix / "tests" / args.group / name, args.ranks,
+                                                   args.cpu_model, timeout, env)
+            if known and result == "PASS" and known[3]:
+                note = f"listed as failing sometimes ({known[1]})"
+            elif known and result == "PASS":
+                result, note = "XPASS", f"passes, but is listed as failing ({known[1]}): remove it from {KNOWN.name}"
+            elif known:
+                result, note = "XFAIL", f"{known[1]} [{note}]"
+            row = (name, result, wall, makespan, note)
+        with progress:
+            print(f"  {name:40s} {row[1]:7s} {row[2]:7.1f} s", flush=True)
+        return row
+
+    # Results do not depend on the host's load (--cpu-model zero), only wall times do.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(run_entry, programs))
+
+    print()
+    print(f"{'test':40s} {'ranks':>5s} {'result':7s} {'wall s':>7s} {'simulated s':>12s}  note")
+    for name, result, wall, makespan, note in rows:
+        simulated = f"{makespan:.6f}" if makespan is not None else "-"
+        print(f"{name:40s} {args.ranks:5d} {result:7s} {wall:7.1f} {simulated:>12s}  {note}")
+    counts = {}
+    for row in rows:
+        counts[row[1]] = counts.get(row[1], 0) + 1
+    print(", ".join(f"{count} {result}" for result, count in sorted(counts.items())))
+    bad = [row for row in rows if row[1] in ("FAIL", "TIMEOUT", "XPASS")]
+    if bad:
+        print(f"FAIL: {len(bad)} unexpected: " + ", ".join(f"{row[0]} ({row[1]})" for row in bad), file=sys.stderr)
+        return 1
+    print(f"ok: {counts.get('PASS', 0)} passed, {counts.get('XFAIL', 0)} failed as expected "
+          f"(known_failures.toml), {counts.get('SLOW', 0)} slow ones left to --full")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
