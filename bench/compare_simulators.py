@@ -256,7 +256,6 @@ class Simulators:
     def __init__(self, build, work, prefix, timeout):
         self.build, self.work, self.prefix, self.timeout = build, work, prefix, timeout
         self.launcher = build / "launcher" / "s4bxi-launch"
-        self.problems = []
         self.mpi, self.mpi_problems = mpi_compare.compile_programs(work, ("mpi_pingpong", "mpi_allreduce"))
         self.runners = mpi_compare.Runners(build, work, timeout)
         # Nothing of the programs' own work is simulated, as under --cpu-model zero; the
@@ -324,7 +323,7 @@ class Simulators:
 
     def available(self, side, row):
         if side == "S4BXI":
-            return None if row.mpi else (self.prefix is not None)
+            return not row.mpi and self.prefix is not None
         if side == "SMPI":
             return self.mpi["smpi", f"mpi_{row.kind}"] is not None
         if row.mpi:
@@ -338,9 +337,9 @@ class Simulators:
 def figure(value):
     if value is None:
         return "-"
-    if value >= 1000:
+    if abs(value) >= 1000:
         return f"{value:,.0f}".replace(",", " ")
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}"
 
 
 def cell(values):
