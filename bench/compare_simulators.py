@@ -377,7 +377,8 @@ def cache_root():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("build", nargs="?", default="build", help="s4bxi build directory (default: build)")
+    parser.add_argument("build", nargs="?", default=str(ROOT / "build"),
+                        help="s4bxi build directory (default: build/ of this checkout)")
     parser.add_argument("--s4bxi-source", type=Path, default=os.environ.get(SOURCE_VARIABLE) or None,
                         help=f"source tree of the reference simulator S4BXI (default: ${SOURCE_VARIABLE}); "
                              "without one, the S4BXI column is skipped")
