@@ -199,7 +199,7 @@ def build_reference(source, cache_root):
     source = source.resolve()
     if not (source / "CMakeLists.txt").is_file() or not (source / "src" / "privatization_main.cpp").is_file():
         stop(f"{source} is not a source tree of the reference simulator S4BXI "
-                 f"(no CMakeLists.txt and src/privatization_main.cpp)")
+             f"(no CMakeLists.txt and src/privatization_main.cpp)")
     missing = missing_parts(source)
     identity = tree_identity(source)
     key = hashlib.sha256("\n".join([BUILD_RECIPE, identity, *sorted(missing)]).encode()).hexdigest()[:16]
@@ -222,9 +222,9 @@ def build_reference(source, cache_root):
                 f"  in {cache / 'source'}; the tree itself is not touched.")
             if "pugixml/src/pugixml.cpp" in missing:
                 if not Path("/usr/include/pugixml.hpp").exists():
-                    stop("pugixml is missing from the reference's tree and Debian's "
-                             "libpugixml-dev is not installed: install it (tools/setup does), or check out "
-                             f"the submodule: git -C {source} submodule update --init pugixml")
+                    stop("pugixml is missing from the reference's tree and Debian's libpugixml-dev is "
+                         "not installed: install it (tools/setup does), or check out the submodule: "
+                         f"git -C {source} submodule update --init pugixml")
                 extra.append("-DCMAKE_CXX_STANDARD_LIBRARIES=-lpugixml")
             configure_source = cache / "source"
             shadow_tree(source, configure_source, missing)
@@ -241,7 +241,7 @@ def build_reference(source, cache_root):
                 if subprocess.run(step, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
                     tail = log.read_text().splitlines()[-40:]
                     stop(f"building the reference failed at `{' '.join(step)}` "
-                             f"(whole log: {log}):\n" + "\n".join(tail))
+                         f"(whole log: {log}):\n" + "\n".join(tail))
         done_mark.write_text(identity + "\n")
         say(f"S4BXI: installed in {prefix}")
         return prefix
@@ -395,25 +395,25 @@ def main():
     os.environ.pop(SOURCE_VARIABLE, None)
     build = Path(options.build).resolve()
     if not (build / "launcher" / "s4bxi-launch").exists():
-        stop(f"{build}/launcher/s4bxi-launch not found: build s4bxi first "
-                 f"(ninja -C {options.build})")
+        stop(f"{build}/launcher/s4bxi-launch not found: build s4bxi first (ninja -C {options.build})")
     repeat = 1 if options.quick else max(1, options.repeat)
     divisor = QUICK_DIVISOR if options.quick else 1
     rows = ROWS
     if options.only:
         rows = [ROWS[int(i) - 1] for i in options.only.split(",") if i.strip()]
 
-    load_before = os.getloadavg()
     prefix = None
+    how_to = (f"to include the reference simulator, point to a checkout of the public repository S4BXI/S4BXI "
+              f"with --s4bxi-source DIR or {SOURCE_VARIABLE}=DIR; it is built once into "
+              f"{options.cache}/reference-HASH (needs cmake, Debian's libsimgrid-dev, and libpugixml-dev if "
+              f"the tree lacks its submodules; nothing is downloaded)")
     if options.s4bxi_source:
         prefix = build_reference(options.s4bxi_source, options.cache.expanduser())
     else:
-        say(f"S4BXI: skipped, no source tree given. To include the reference simulator, point to a checkout "
-            f"of the public repository S4BXI/S4BXI with --s4bxi-source DIR or {SOURCE_VARIABLE}=DIR; it is "
-            f"built once into {options.cache}/reference-HASH (needs cmake and Debian's libsimgrid-dev; "
-            f"nothing is downloaded).")
+        say(f"S4BXI: skipped, no source tree given: {how_to}.")
 
     failures = []
+    load_before = os.getloadavg()  # after the reference's build, if any
     with tempfile.TemporaryDirectory(prefix="s4bxi-compare-simulators-") as scratch:
         simulators = Simulators(build, Path(scratch), prefix, options.timeout)
         for problem in simulators.mpi_problems:
@@ -445,27 +445,30 @@ def main():
           f"after {' '.join(f'{x:.2f}' for x in load_after)}")
     print(f"{repeat} repetition(s), each runs every simulator in turn; a cell is the median (min–max) of "
           f"(wall of 2N iterations - wall of N) / N, in µs")
-    print(f"S4BXI: {'not run (no source tree)' if prefix is None else prefix / 'bin' / 's4bximain'}; "
+    print(f"S4BXI: {f'not run ({how_to})' if prefix is None else prefix / 'bin' / 's4bximain'}; "
           f"s4bxi: {build / 'launcher' / 's4bxi-launch'} --cpu-model zero; SMPI: smpirun, the MPI programs\n")
     table = []
     for i, row in enumerate(rows):
         label = row.label
         if row.size == 1 << 20 and row.kind == "pingpong":
             label += f" (two memcpy of 1 MiB here: {copy_pair:.0f} µs)"
-        s4bxi, s4, smpi = (marginal[i, side] for side in ("S4BXI", "s4bxi", "SMPI"))
-        table.append([label, cell(s4bxi) if not row.mpi else "", cell(s4), cell(smpi),
-                      quotient(s4, s4bxi) if not row.mpi else "", quotient(s4, smpi)])
+        theirs, ours, smpi = (marginal[i, side] for side in SIDES)
+        table.append([label, cell(theirs) if not row.mpi else "", cell(ours), cell(smpi),
+                      quotient(ours, theirs) if not row.mpi else "", quotient(ours, smpi)])
     print(markdown(["workload", "S4BXI", "s4bxi", "SMPI (MPI)", "s4bxi ÷ S4BXI", "s4bxi ÷ SMPI"], table))
 
-    print("\nSimulated loop time of one run (rank 0's clock; S4BXI and s4bxi run the same program):\n")
+    print("\nSimulated loop time of one run (rank 0's clock; S4BXI and s4bxi run the same program and "
+          "should agree to a few ns):\n")
     table = []
     for i, row in enumerate(rows):
         cells = []
         for side in SIDES:
             n, loop = simulated.get((i, side), (None, None))
             cells.append("-" if loop is None else f"{loop * 1e3:.6f} ms ({n} it.)")
-        table.append([row.label, *cells])
-    print(markdown(["workload", "S4BXI", "s4bxi", "SMPI"], table))
+        theirs, ours = (simulated.get((i, side), (None, None))[1] for side in SIDES[:2])
+        difference = "-" if theirs is None or ours is None else f"{(ours - theirs) * 1e9:.0f} ns"
+        table.append([row.label, *cells, difference])
+    print(markdown(["workload", "S4BXI", "s4bxi", "SMPI", "s4bxi - S4BXI"], table))
 
     for label, result in failures:
         print(f"\n{label}: {result.error}")
