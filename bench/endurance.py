@@ -105,4 +105,5 @@ def main():
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -66,10 +66,10 @@ def outcome(wall, done, simulated=None):
     return Result(wall, simulated, float(found.group(1)))
 
 
-def compile_programs(work):
+def compile_programs(work, names=("mpi_pingpong", "mpi_allreduce", "mpi_blocked_recv")):
     """Builds each program with mpicc and smpicc; returns {(flavour, name): path or None}."""
     binaries, problems = {}, []
-    for name in ("mpi_pingpong", "mpi_allreduce", "mpi_blocked_recv"):
+    for name in names:
         for flavour, compiler in (("mpi", "mpicc"), ("smpi", "smpicc")):
             out = work / f"{name}.{flavour}"
             binaries[flavour, name] = None

@@ -9,6 +9,8 @@ and PREFIX/lib/libportals.so* must exist. Building it against Debian's SimGrid 3
 CMake configure with -DCMAKE_INSTALL_PREFIX=PREFIX, `make -j2 && make install`; its two
 submodules must be present (pugixml; cmake/Modules, where a FindSimGrid.cmake that locates
 the installed SimGrid and an empty `add_pandoc_man` function are enough).
+bench/compare_simulators.py --s4bxi-source DIR builds it that way into the project's cache,
+with or without the submodules, and prints the install prefix it uses.
 
 Programs (all built here with the system C compiler):
   pingpong  tests/integration/portals/pingpong.c   Put ping-pong, 8 B .. 1 MiB, NO_ACK_REQ;
@@ -163,17 +165,18 @@ def run_s4bxi(launcher, platform, settings, program, args, trace_dir):
 # Reference side
 
 def reference_platform_xml(config):
-    """A two-node SimGrid platform with the same links as the s4bxi configuration. Host
-    names quito0/quito1 give NIDs 0 and 1 (the reference takes the digits of the name)."""
-    if config.get("platform.topology") != "switch" or config.get("platform.nodes") != "2":
-        fail("only two-node 'switch' platforms can be translated for the reference")
+    """A SimGrid platform with the same nodes and links as the s4bxi configuration. Host
+    names quito0, quito1... give NIDs 0, 1... (the reference takes the digits of the name)."""
+    nodes = int(config.get("platform.nodes", "0"))
+    if config.get("platform.topology") != "switch" or nodes < 2:
+        fail("only 'switch' platforms of two nodes or more can be translated for the reference")
     if "platform.nids" in config:
-        fail("custom NIDs are not supported (the reference's host names give NIDs 0 and 1)")
+        fail("custom NIDs are not supported (the reference's host names give NIDs 0, 1...)")
     c = {k: float(config[k]) for k in ("platform.core_speed", "pcie.limiter_bandwidth", "pcie.limiter_latency",
                                        "pcie.shared_bandwidth", "pcie.shared_latency", "bxi.link_bandwidth",
                                        "bxi.link_latency")}
     hosts, links, routes = [], [], []
-    for n in (0, 1):
+    for n in range(nodes):
         hosts.append(f'    <host id="quito{n}" speed="{c["platform.core_speed"]!r}f"/>\n'
                      f'    <host id="quito{n}_NIC" speed="1Gf"/>')
         links.append(f'    <link id="quito{n}_BXI" bandwidth="{c["bxi.link_bandwidth"]!r}Bps" '
@@ -191,12 +194,12 @@ def reference_platform_xml(config):
             "\n  </zone>\n</platform>\n")
 
 
-def reference_deployment_xml(args, e2e):
-    """Rank 0 on quito0, rank 1 on quito1; each NIC gets TX and RX actors for the compute
-    request VN (1) and response VN (3), and an E2E actor when E2E is on."""
+def reference_deployment_xml(args, e2e, ranks=2):
+    """Rank n on quitoN (rank 0 on quito0, rank 1 on quito1...); each NIC gets TX and RX
+    actors for the compute request VN (1) and response VN (3), and an E2E actor when E2E is on."""
     arguments = "".join(f'<argument value="{a}"/>' for a in args)
     actors = []
-    for n in (0, 1):
+    for n in range(ranks):
         actors.append(f'  <actor host="quito{n}" function="user_app">{arguments}'
                       f'<prop id="use_real_memory" value="true"/></actor>')
         for role in ("nic_initiator", "nic_target"):
@@ -246,10 +249,12 @@ def reference_env(config, prefix, trace_dir):
     return env
 
 
-def build_reference(cc, root, prefix, source, glue_object, out):
+def build_reference(cc, root, prefix, source, glue_object, out, flags=()):
+    """A shared library the reference loads once per rank; `flags` go to the compiler after
+    the reference's include directory (which must come first, for its portals4.h)."""
     obj = out.with_suffix(".o")
-    run([cc, "-O2", "-fPIC", "-c", f"-I{prefix / 'include'}", f"-I{root / STEPS_DIR}", "-Dgetenv=compare_getenv",
-         "-DPtlNIFini=compare_PtlNIFini", source, "-o", obj])
+    run([cc, "-O2", "-fPIC", "-c", f"-I{prefix / 'include'}", f"-I{root / STEPS_DIR}", *flags,
+         "-Dgetenv=compare_getenv", "-DPtlNIFini=compare_PtlNIFini", source, "-o", obj])
     run([cc, "-shared", "-o", out, obj, glue_object])
 
 
