@@ -55,10 +55,17 @@ void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& tic
 {
     if (ticket.parked || !parkable(request)) return;
     if (!request.other_thread && !r.park_requested) return;
-    auto free = std::find_if(r.parked.begin(), r.parked.end(), [](const ParkedSlot& s) { return !s.used; });
-    if (free == r.parked.end()) return;  // every ParkedWait in use: this wait keeps the slot
-    auto index = static_cast<uint32_t>(free - r.parked.begin());
-    ParkedSlot& slot_state = *free;
+    // A record is free once its thread has taken the result of its last wait (it sets it
+    // Free), not when that result was written: reusing it earlier would overwrite a result
+    // the thread has not read, and leave that thread waiting for ever.
+    wire::Slot& slot = *r.slot.object;
+    uint32_t index = 0;
+    while (index < wire::kMaxParkedWaits &&
+           (r.parked[index].used ||
+            slot.parked[index].state.load(std::memory_order_acquire) != static_cast<uint32_t>(wire::ParkedState::Free)))
+        ++index;
+    if (index == wire::kMaxParkedWaits) return;  // every ParkedWait in use: this wait keeps the slot
+    ParkedSlot& slot_state = r.parked[index];
     slot_state.used = true;
     slot_state.other_thread = request.other_thread != 0;
     slot_state.tid = request.tid;
@@ -69,7 +76,6 @@ void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& tic
     ticket.index = index;
     r.park_requested = false;
 
-    wire::Slot& slot = *r.slot.object;
     slot.parked[index].state.store(static_cast<uint32_t>(wire::ParkedState::Waiting), std::memory_order_relaxed);
     wire::Reply& reply = slot.reply;
     reply.rc = wire::kParkedRc;
