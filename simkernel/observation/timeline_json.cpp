@@ -1,7 +1,7 @@
 // The timeline as Chrome trace-event JSON (the format of Perfetto, chrome://tracing and
 // speedscope), written as it goes: a slice is written when it ends, nothing is kept.
 // Timestamps in simulated microseconds. Process 1 holds one thread per rank; process 2
-// the NICs' counters.
+// the NICs' counters; process 3 the links' utilisation.
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +17,7 @@ namespace {
 
 constexpr int kRanksPid = 1;
 constexpr int kNicsPid = 2;
+constexpr int kLinksPid = 3;
 
 class JsonSink final : public Sink {
 public:
@@ -27,6 +28,7 @@ public:
         std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
         event(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"ranks"}}}})", kRanksPid);
         event(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"NICs"}}}})", kNicsPid);
+        event(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"links"}}}})", kLinksPid);
     }
     ~JsonSink() override
     {
@@ -70,6 +72,11 @@ public:
     {
         event(R"({{"ph":"C","name":"node{} bytes in flight","pid":{},"tid":0,"ts":{},"args":{{"bytes":{}}}}})", node,
               kNicsPid, us(t), bytes);
+    }
+    void link_load(size_t, const std::string& name, double t, double utilisation) override
+    {
+        event(R"({{"ph":"C","name":"link {} utilisation","pid":{},"tid":0,"ts":{},"args":{{"utilisation":{}}}}})",
+              name, kLinksPid, us(t), utilisation);
     }
     void close(double) override
     {
