@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """s4bxi-plot: pictures of an s4bxi run, from its summary and its timeline.
 
-    s4bxi-plot SUMMARY.json [TIMELINE.json] -o DIR [--format png|svg] [--netpipe FILE]
+    s4bxi-plot SUMMARY.json [TIMELINE.json] -o DIR [--format png|svg] [--netpipe FILE [--config FILE]]
 
 Writes into DIR (created if missing):
   ranks.EXT        per rank, stacked: computing, in MPI/Portals calls, blocked in a wait
   matrix.EXT       the communication matrix: bytes from each rank (row) to each rank (column)
   mpi.EXT          time per MPI function and rank (MPI programs only)
   gantt.EXT        the timeline as a Gantt chart (TIMELINE.json given, at most 64 ranks)
-  netpipe.EXT      latency and bandwidth against message size (--netpipe: NetPIPE's np.out)
+  netpipe.EXT      latency and bandwidth against message size (--netpipe: NetPIPE's np.out),
+                   beside the model's (--config: what `s4bxi-launch --print-config` printed
+                   for the run's platform and options)
+  netpipe.csv      the same numbers: size, measured and model one-way time and Mbit/s
 and prints the path of each file it wrote. Exit status 2 for bad input.
 """
 import argparse
@@ -146,7 +149,63 @@ def gantt(plt, timeline, out):
     return out
 
 
-def netpipe(plt, path, out):
+def read_config(path):
+    """The effective configuration `s4bxi-launch --print-config` printed: {key: value}."""
+    config = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                text = line.split("#", 1)[0].strip()
+                if "=" not in text:
+                    continue
+                key, value = (part.strip() for part in text.split("=", 1))
+                try:
+                    config[key] = float(value)
+                except ValueError:
+                    config[key] = value.strip('"')
+    except OSError as e:
+        fail(f"cannot read the configuration {path}: {e.strerror}")
+    return config
+
+
+CROSS_TRAFFIC = 1.05  # SimGrid's reverse-route load: a lone flow on a shared link gets bw / 1.05
+
+
+def model_one_way(config):
+    """The model's one-way time of a NetPIPE message (docs/model.md): one Portals put from
+    the call to the target's event, NIC to NIC through one switch, as a function of the size
+    in bytes; None with the reason when the configuration is outside what it covers."""
+    needed = ["pcie.limiter_bandwidth", "pcie.limiter_latency", "pcie.shared_bandwidth", "pcie.shared_latency",
+              "bxi.link_bandwidth", "bxi.link_latency", "nic.timings.pci_latency_heuristic",
+              "nic.timings.pci_heuristic_bandwidth", "nic.timings.packet_size", "nic.timings.send_preparation",
+              "nic.timings.command_size", "nic.timings.dma_request_size", "nic.timings.event_size",
+              "nic.timings.inline_matching"]
+    missing = [key for key in needed if not isinstance(config.get(key), float)]
+    if missing:
+        return None, f"the configuration lacks {', '.join(missing)}"
+    if config.get("platform.topology") != "switch":
+        return None, f"the model's formula is for the 'switch' topology, not {config.get('platform.topology')!r}"
+    if config.get("nic.model_pci") != "true" or config.get("nic.model_pci_commands") != "true":
+        return None, "the model's formula is for nic.model_pci and nic.model_pci_commands on"
+    c = config
+    pci_latency = c["pcie.limiter_latency"] + c["pcie.shared_latency"]
+    pci_rate = min(c["pcie.limiter_bandwidth"], c["pcie.shared_bandwidth"] / CROSS_TRAFFIC)
+
+    def pci(size):
+        return pci_latency + size / pci_rate
+
+    def one_way(size):
+        t = pci(c["nic.timings.command_size"]) + c["nic.timings.send_preparation"]
+        if size > c["nic.timings.inline_matching"]:  # DMA: request, then the first packet
+            t += pci(c["nic.timings.dma_request_size"]) + c["nic.timings.pci_latency_heuristic"] \
+                + min(size, c["nic.timings.packet_size"]) / c["nic.timings.pci_heuristic_bandwidth"]
+        t += 2 * c["bxi.link_latency"] + size * CROSS_TRAFFIC / c["bxi.link_bandwidth"]  # the two BXI links
+        return t + pci(c["nic.timings.event_size"]) + pci_latency  # event write, hand-over to the core
+
+    return one_way, None
+
+
+def netpipe(plt, path, out, config_path):
     sizes, latencies, bandwidths = [], [], []
     try:
         with open(path) as f:
@@ -165,19 +224,39 @@ def netpipe(plt, path, out):
         fail(f"cannot read the NetPIPE output {path}: {e.strerror}")
     if not sizes:
         fail(f"{path} has no NetPIPE rows (bytes, Mbps, seconds)")
+    model = None
+    if config_path:
+        model, why = model_one_way(read_config(config_path))
+        if not model:
+            print(f"s4bxi-plot: no model curve: {why}", file=sys.stderr)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    left.loglog(sizes, latencies, marker=".")
+    left.loglog(sizes, latencies, marker=".", label="measured (NetPIPE)")
     left.set_xlabel("message size (bytes)")
     left.set_ylabel("one-way time (µs)")
     left.set_title("Latency")
-    right.semilogx(sizes, bandwidths, marker=".")
+    right.semilogx(sizes, bandwidths, marker=".", label="measured (NetPIPE)")
     right.set_xlabel("message size (bytes)")
     right.set_ylabel("Mbit/s")
     right.set_title("Bandwidth")
+    rows = [[size, latency * 1e-6, mbps] for size, latency, mbps in zip(sizes, latencies, bandwidths)]
+    if model:
+        times = [model(size) for size in sizes]
+        for row, t in zip(rows, times):
+            row += [t, row[0] * 8 / t / 1e6]
+        label = "model: one Portals put, call to target event"
+        left.loglog(sizes, [t * 1e6 for t in times], linestyle="--", color="black", label=label)
+        right.semilogx(sizes, [row[4] for row in rows], linestyle="--", color="black", label=label)
+    for axes in (left, right):
+        axes.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)
-    return out
+    table = os.path.splitext(out)[0] + ".csv"
+    with open(table, "w") as f:
+        f.write("size,one_way_s,mbps" + (",model_one_way_s,model_mbps" if model else "") + "\n")
+        for row in rows:
+            f.write(",".join(f"{value:.9g}" for value in row) + "\n")
+    return out + "\n" + table
 
 
 def main():
@@ -187,6 +266,8 @@ def main():
     parser.add_argument("-o", "--output", required=True, help="directory for the pictures (created if missing)")
     parser.add_argument("--format", choices=("png", "svg"), default="png")
     parser.add_argument("--netpipe", help="NetPIPE's output (np.out) to draw latency and bandwidth from")
+    parser.add_argument("--config", help="the run's effective configuration (saved output of s4bxi-launch "
+                        "--print-config with the run's platform and options): draws the model beside NetPIPE")
     args = parser.parse_args()
     summary = load_json(args.summary, "summary")
     if not isinstance(summary, dict) or "ranks" not in summary:
@@ -210,7 +291,7 @@ def main():
     if timeline is not None:
         written.append(gantt(plt, timeline, path("gantt")))
     if args.netpipe:
-        written.append(netpipe(plt, args.netpipe, path("netpipe")))
+        written.append(netpipe(plt, args.netpipe, path("netpipe"), args.config))
     for file in written:
         if file:
             print(file)

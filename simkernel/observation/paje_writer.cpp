@@ -89,8 +89,10 @@ constexpr const char* kHeader = R"(%EventDef PajeDefineContainerType 0
 0 RUN 0 "run"
 0 RANK RUN "rank"
 0 NIC RUN "NIC"
+0 LINK RUN "link"
 2 STATE RANK "state"
 1 INFLIGHT NIC "bytes in flight" "1 0 0"
+1 UTILISATION LINK "utilisation" "0 0 1"
 4 MSG RUN RANK RANK "message"
 6 0 run RUN 0 "run"
 )";
@@ -138,6 +140,11 @@ public:
         if (nics_.insert(node).second) queue(t, fmt::format("6 {:.9f} nic{} NIC run \"node{} NIC\"", t, node, node));
         queue(t, fmt::format("8 {:.9f} INFLIGHT nic{} {}", t, node, bytes));
     }
+    void link_load(size_t index, const std::string& name, double t, double utilisation) override
+    {
+        if (links_.insert(index).second) queue(t, fmt::format("6 {:.9f} link{} LINK run \"{}\"", t, index, name));
+        queue(t, fmt::format("8 {:.9f} UTILISATION link{} {}", t, index, utilisation));
+    }
     void watermark(double t) override
     {
         while (!pending_.empty() && pending_.top().time <= t) write_top();
@@ -151,6 +158,7 @@ public:
         }
         for (int rank : ranks_) fmt::print(file_, "7 {:.9f} RANK rank{}\n", end, rank);
         for (uint32_t node : nics_) fmt::print(file_, "7 {:.9f} NIC nic{}\n", end, node);
+        for (size_t link : links_) fmt::print(file_, "7 {:.9f} LINK link{}\n", end, link);
         fmt::print(file_, "7 {:.9f} RUN run\n", end);
         std::fclose(file_);
         file_ = nullptr;
@@ -170,6 +178,7 @@ private:
     uint64_t seq_ = 0;
     std::set<int> ranks_;
     std::set<uint32_t> nics_;
+    std::set<size_t> links_;
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The timeline's core (timeline.hpp): per rank, the slices open right now, clipped to the
 // filter's window and handed to the writers; the messages in flight, for flows and the
-// NICs' counters; and the counts the summary adds (observation/run_statistics.cpp).
+// NICs' counters; the links' utilisation; and the counts the summary adds (observation/run_statistics.cpp).
 #include "observation/timeline.hpp"
 
 #include <algorithm>
@@ -42,6 +42,12 @@ struct InFlight {
     bool flow;  // a flow was started in the writers
 };
 
+// A link of the platform and the utilisation last written for it.
+struct LinkLoad {
+    sg4::Link* link;
+    double written = 0.0;
+};
+
 struct State {
     Options options;
     std::vector<std::unique_ptr<Sink>> sinks;
@@ -51,6 +57,8 @@ struct State {
     uint64_t next_flow = 1;
     bool paje = false;
     double last_watermark = 0.0;
+    std::vector<LinkLoad> links;  // listed at the first sample
+    bool links_listed = false;
 };
 
 State& state()
@@ -234,6 +242,36 @@ void nic_counter(uint32_t nid, double delta)
     for (auto& sink : state().sinks) sink->counter(nid, now, bytes);
 }
 
+// The engine advanced the clock by `elapsed`: the links carried, over the step that just
+// ended, the rates the last sharing gave (SimGrid's Link::get_usage, in bytes per second,
+// still holds them: the flows that ended at this step are freed later). Each link whose
+// utilisation changed gets a sample at the step's start. Only connected when a timeline or
+// a Paje file is written.
+void sample_links(double elapsed)
+{
+    if (!g_enabled) return;
+    State& s = state();
+    if (!s.links_listed) {
+        for (sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) s.links.push_back({link});
+        std::sort(s.links.begin(), s.links.end(),
+                  [](const LinkLoad& a, const LinkLoad& b) { return a.link->get_name() < b.link->get_name(); });
+        s.links_listed = true;
+    }
+    double now = sg4::Engine::get_clock();
+    const Options& o = s.options;
+    if (now < o.window_start) return;
+    double t = std::max(now - elapsed, o.window_start);
+    if (t > o.window_end) return;
+    for (size_t i = 0; i < s.links.size(); ++i) {
+        LinkLoad& l = s.links[i];
+        double bandwidth = l.link->get_bandwidth();
+        double utilisation = bandwidth > 0 ? l.link->get_usage() / bandwidth : 0.0;
+        if (utilisation == l.written) continue;
+        l.written = utilisation;
+        for (auto& sink : s.sinks) sink->link_load(i, l.link->get_name(), t, utilisation);
+    }
+}
+
 }  // namespace
 
 bool blocking_wait(uint32_t op)
@@ -260,6 +298,7 @@ void open(const Options& options)
         s.paje = true;
     }
     g_enabled = !s.sinks.empty();
+    if (g_enabled) sg4::Engine::on_time_advance_cb(sample_links);
 }
 
 bool enabled()
@@ -277,6 +316,9 @@ void close(double end)
         if (flight.flow)
             for (auto& sink : s.sinks) sink->flow_end(flight.id, flight.target, end, "never arrived");
     s.in_flight.clear();
+    for (size_t i = 0; i < s.links.size(); ++i)
+        if (s.links[i].written != 0.0 && end <= s.options.window_end)
+            for (auto& sink : s.sinks) sink->link_load(i, s.links[i].link->get_name(), end, 0.0);
     for (auto& sink : s.sinks) sink->close(end);
     s.sinks.clear();
     g_enabled = false;

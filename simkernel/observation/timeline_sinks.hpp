@@ -30,6 +30,9 @@ public:
     // The message reached `rank`'s NIC at `t`: an instant `what` there, the flow's end.
     virtual void flow_end(uint64_t id, int rank, double t, const char* what) = 0;
     virtual void counter(uint32_t node, double t, double bytes_in_flight) = 0;
+    // Link number `index` (named `name`) carries `utilisation` (its load over its
+    // bandwidth, 0 to 1) from `t` on.
+    virtual void link_load(size_t index, const std::string& name, double t, double utilisation) = 0;
     // No rank will report anything earlier than `t` any more.
     virtual void watermark(double) {}
     virtual void close(double end) = 0;
