@@ -19,10 +19,12 @@ Programs (all built here with the system C compiler):
   sweep     compare_sweep.c (next to this script)  single Put and Get at 8 B, 64 B, 1 KiB,
                                                    64 KiB, 1 MiB; Atomic 8 B..1 KiB;
                                                    FetchAtomic 8 and 64 B
+  get_after_put tests/integration/portals/get_after_put.c  an 8 B and a 512 B Get, alone
+                                                   and right after a completed 1 MiB Put
   late_wait compare_late_wait.c (next to this      PtlEQWait called after an event was
             script; not run by default)            written but before its hand-over latency:
                                                    a documented deviation (docs/model.md)
-For timeline, sweep and late_wait, each step (call return, each event obtained from PtlEQWait) is
+For timeline, sweep, get_after_put and late_wait, each step (call return, each event obtained from PtlEQWait) is
 compared as its date minus the date of the call, so the different clock origins of the two
 simulators (s4bxi's CLOCK_MONOTONIC starts at 1000 s) do not matter.
 
@@ -416,7 +418,7 @@ def main():
     parser.add_argument("--s4bxi", type=Path, default=find_s4bxi_root(), help="s4bxi source tree")
     parser.add_argument("--build", type=Path, help="s4bxi build directory (default: S4BXI/build)")
     parser.add_argument("--platform", type=Path, help="s4bxi platform file (default: S4BXI/platforms/quito.toml)")
-    parser.add_argument("--programs", default="pingpong,timeline,sweep",
+    parser.add_argument("--programs", default="pingpong,timeline,sweep,get_after_put",
                         help="comma-separated list; late_wait shows a documented deviation (docs/model.md, "
                              "\"Validation against the reference simulator\")")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -441,6 +443,7 @@ def main():
     sources = {"pingpong": root / "tests/integration/portals/pingpong.c",
                "timeline": root / "tests/integration/portals/timeline.c",
                "sweep": HERE / "compare_sweep.c",
+               "get_after_put": root / "tests/integration/portals/get_after_put.c",
                "late_wait": HERE / "compare_late_wait.c"}
     programs = [p for p in options.programs.split(",") if p]
     for p in programs:

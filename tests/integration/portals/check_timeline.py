@@ -2,24 +2,21 @@
 """Single Put/Get/Atomic operations: every step's simulated date against the model
 (tests/integration/model.py). Where the model's own transfers share the PCIe bus (large
 responses overlapping their event write), the bound is 1 % as in the acceptance table."""
-import re
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model import Platform  # noqa: E402
+import steps as timeline_steps  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,
                      timeout=120)
 if run.returncode != 0:
     sys.exit(f"timeline failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
-steps = defaultdict(dict)
-for case, step, t in re.findall(r"case=(\S+) step=(\S+) t=(\d+)", run.stdout):
-    steps[case][step] = int(t)
+steps = timeline_steps.parse(run.stdout)
 
 p = Platform()
 M = 1 << 20
@@ -32,19 +29,8 @@ expected = {
     "fetch8": p.get_timeline(8, fetch_atomic=True), "swap8": p.get_timeline(8, fetch_atomic=True),
 }
 bus_shared = {("get1M", "REPLY"), ("get1M", "GET")}
-failures = []
-for case, timeline in expected.items():
-    for step, date in timeline.items():
-        want = date * 1e9
-        if case not in steps or step not in steps[case] or "call" not in steps[case]:
-            failures.append(f"{case} {step}: missing")
-            continue
-        got = steps[case][step] - steps[case]["call"]
-        tolerance = want * 0.01 if (case, step) in bus_shared else 1.0  # clock reads are whole ns
-        ok = abs(got - want) <= tolerance
-        print(f"{case:10s} {step:7s} {got:10d} ns  model {want:12.3f} ns  {'ok' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"{case} {step}: {got} ns, model {want:.3f} ns")
+failures = timeline_steps.compare(expected, steps,
+                                  lambda case, step, want: want * 0.01 if (case, step) in bus_shared else 1.0)
 if "atomic_result=10" not in run.stdout:
     failures.append("atomic SUM, fetch-atomic SUM and a failing CSWAP did not leave 10 in the target")
 if "fetched=5 swap_fetched=10" not in run.stdout:

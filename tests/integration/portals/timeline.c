@@ -30,21 +30,12 @@ static ptl_handle_eq_t eq;
 
 int main(int argc, char **argv)
 {
-    int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
     unsigned char *buffer = calloc(BUFFER, 1);
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlEQAlloc(ni, 256, &eq), "PtlEQAlloc");
+    int rank = start(PID, &ni, &eq);
     ptl_process_t peer = {.phys = {.nid = 1, .pid = PID}};
 
     if (rank == 1) {
-        ptl_pt_index_t pt;
-        check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
-        ptl_me_t me = {buffer, BUFFER, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE,
-                       {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
-        ptl_handle_me_t handle;
-        check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
-        next_event(eq); /* the knock */
+        expose_entry(ni, eq, buffer, BUFFER);
         for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
             if (!selected(argc, argv, cases[i].name)) continue;
             ptl_event_t event = next_event(eq);
@@ -60,12 +51,7 @@ int main(int argc, char **argv)
         ptl_handle_md_t md, md_volatile;
         check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
         check(PtlMDBind(ni, &vol, &md_volatile), "PtlMDBind");
-        for (;;) { /* knock until the target's entry is there */
-            check(PtlPut(md, 0, 1, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
-            ptl_event_t event;
-            do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
-            if (event.ni_fail_type == PTL_NI_OK) break;
-        }
+        knock(md, eq, peer);
         struct timespec quiet = {0, 1000000};
         for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
             const struct test_case *c = &cases[i];

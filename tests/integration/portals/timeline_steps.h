@@ -60,6 +60,43 @@ static inline const char *event_name(ptl_event_kind_t kind)
     }
 }
 
+/* The start of every rank: PtlInit, a matching physical NI with `pid` and an EQ of 256
+ * events. Returns the rank (S4BXI_RANK, 0 if unset). */
+static inline int start(ptl_pid_t pid, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
+{
+    int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
+    check(PtlInit(), "PtlInit");
+    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, pid, NULL, NULL, ni), "PtlNIInit");
+    check(PtlEQAlloc(*ni, 256, eq), "PtlEQAlloc");
+    return rank;
+}
+
+/* The target's side of the start: one matching ME over `length` bytes of `buffer` on
+ * portal table entry 0 (put and get allowed, LINK events disabled), then the first Put
+ * that reaches it (the knock). */
+static inline void expose_entry(ptl_handle_ni_t ni, ptl_handle_eq_t eq, void *buffer, ptl_size_t length)
+{
+    ptl_pt_index_t pt;
+    check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
+    ptl_me_t me = {buffer, length, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE,
+                   {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
+    ptl_handle_me_t handle;
+    check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
+    next_event(eq); /* the knock */
+}
+
+/* The initiator's side: 1-byte Puts from `md` until one is acknowledged without error,
+ * that is until the target's entry is there. */
+static inline void knock(ptl_handle_md_t md, ptl_handle_eq_t eq, ptl_process_t peer)
+{
+    for (;;) {
+        check(PtlPut(md, 0, 1, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
+        ptl_event_t event;
+        do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
+        if (event.ni_fail_type == PTL_NI_OK) return;
+    }
+}
+
 /* With arguments, only the cases they name run. */
 static inline int selected(int argc, char **argv, const char *name)
 {
