@@ -504,6 +504,13 @@ void abort_blocking_wait(RankRecord& rank)
     rank.portals->activity->notify_all();
 }
 
+bool exposes_memory(const RankRecord& rank)
+{
+    if (!rank.portals) return false;
+    const auto& entries = rank.portals->entries;
+    return std::any_of(entries.begin(), entries.end(), [](const ListEntryPtr& e) { return e != nullptr; });
+}
+
 void wake_rank_waits(RankRecord& rank)
 {
     if (rank.portals) rank.portals->activity->notify_all();

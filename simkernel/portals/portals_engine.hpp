@@ -32,6 +32,10 @@ void abort_blocking_wait(RankRecord& rank);
 // a parked poll's real-time timeout: parked_waits.hpp).
 void wake_rank_waits(RankRecord& rank);
 
+// True when a remote operation can write into the rank's memory: it has a list entry
+// linked, through which a Put or an atomic lands.
+bool exposes_memory(const RankRecord& rank);
+
 // Empty polls that ended with nothing found.
 extern uint64_t g_vain_polls;
 

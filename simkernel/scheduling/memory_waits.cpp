@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "context.hpp"
+#include "portals/portals_engine.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_memory_waits, "Ranks waiting on their memory");
 
@@ -19,7 +20,11 @@ int g_memory_waiters = 0;  // ranks taken to wait on their memory now
 bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
 {
     if (r.waits_on_memory) return true;
-    if (!r.memory_waits) return false;
+    // With no list entry linked, no remote write can land in its memory: it computes (an
+    // OpenSHMEM program setting up its symmetric heap before it exposes it). Taking it to
+    // wait would let simulated time run past messages on their way to entries it has yet to
+    // append, dropped then retransmitted seconds later.
+    if (!r.memory_waits || !exposes_memory(r)) return false;
     uint64_t base = std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), r.memory_budget_base_ns);
     if (cpu_now_ns < base + kMemoryWaitCpuNs) return false;
     XBT_DEBUG("rank %d waits on its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
