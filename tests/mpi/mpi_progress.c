@@ -163,8 +163,12 @@ static void probe_wait(int rank, int size)
     MPI_OK(MPI_Recv(&value, 1, MPI_INT, 1, PROBE_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     CHECK(value == 7, "probed message holds %d", value);
     CHECK(probes <= 64, "%ld probes to wait 100 ms", probes);
-    /* The barrier's ranks leave it microseconds apart; the message takes a few more. */
-    CHECK(seen >= wait - 20e-6 && seen <= wait + 50e-6, "the message sent after 100 ms was seen after %.9f s", seen);
+    /* What is checked is the fast-forward: a step that did not end with the message's arrival
+     * would see it up to a quarter of the wait (25 ms) late. The barrier's ranks leave it
+     * microseconds apart and the message takes a few more; under the measured CPU model each
+     * rank's own MPI code is computation too, and on a loaded host it has taken 80 us more on
+     * one rank than on the other between the barrier and its clock readings: 1 ms each way. */
+    CHECK(seen >= wait - 1e-3 && seen <= wait + 1e-3, "the message sent after 100 ms was seen after %.9f s", seen);
 }
 
 int main(int argc, char** argv)
