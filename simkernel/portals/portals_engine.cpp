@@ -495,9 +495,7 @@ void end_polls(double date)
 
 void abort_blocking_wait(RankRecord& rank)
 {
-    auto op = static_cast<wire::Op>(rank.request.op);
-    bool blocking_wait = op == wire::Op::PtlEQWait || op == wire::Op::PtlEQPoll || op == wire::Op::PtlCTWait ||
-                         op == wire::Op::PtlCTPoll;
+    bool blocking_wait = wire::parkable(static_cast<wire::Op>(rank.request.op), rank.request.args);
     bool parked = std::any_of(rank.parked.begin(), rank.parked.end(), [](const ParkedSlot& s) { return s.used; });
     if (!((rank.phase == RankPhase::Waiting && blocking_wait) || parked) || !rank.portals) return;
     rank.portals->abort_requested = true;
