@@ -5,12 +5,11 @@ server reports the ranks mpirun stopped, and the launcher used to exit with the 
 status (10) when it heard of that before mpirun's own exit. No process may be left.
 
 usage: check_mpi_abort.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict
+from mpi_run_env import launch_environment, verdict, why_skip
 
 SKIP = 77
 CODE = 5
@@ -18,12 +17,10 @@ RUNS = 3
 
 
 def main(argv):
-    if "--skip" in argv:
-        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
-        return SKIP
     launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_abort"
-    if not program.exists() or not shutil.which("mpirun"):
-        print("SKIP: mpi_abort or mpirun missing")
+    reason = why_skip(argv, program, launcher)
+    if reason:
+        print(f"SKIP: {reason}")
         return SKIP
     env = launch_environment()
     env.pop("LD_PRELOAD", None)

@@ -7,25 +7,22 @@ report naming both waits after the 10 s vain-polling window, not after --deadloc
 and leave no process behind.
 
 usage: check_mpi_deadlock.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict
+from mpi_run_env import launch_environment, verdict, why_skip
 
 SKIP = 77
 WINDOW = 10  # s: the vain-polling window (docs/usage.md, --deadlock-timeout)
 
 
 def main(argv):
-    if "--skip" in argv:
-        print(f"SKIP: {argv[argv.index('--skip') + 1]}")
-        return SKIP
     launcher, program = Path(argv[1]), Path(argv[2]) / "mpi_deadlock"
-    if not program.exists() or not shutil.which("mpirun"):
-        print("SKIP: mpi_deadlock or mpirun missing")
+    reason = why_skip(argv, program, launcher)
+    if reason:
+        print(f"SKIP: {reason}")
         return SKIP
     env = launch_environment()
     env.pop("LD_PRELOAD", None)
