@@ -25,14 +25,16 @@ public:
     static constexpr double kLongestStep = 100e-6;  // simulated seconds
 
     // A reading of `now` (simulated seconds) after the simulated thread's `request`th
-    // request of the program's to the server: a count that leaves out the calls answered
-    // without the server (during an outside episode, whose length is real time), the
-    // interposer's own requests (the yield of a reading that found the rank had gone
-    // without CPU for a while) and the requests of the rank's other threads. The interposer's yield is not the program
-    // doing something, or whether a busy-wait ends after 1000 or 2000 readings, and so its
-    // simulated length, would depend on the machine's load; another thread's requests (a
-    // progress thread polling) would restart the count for ever, and the busy-wait would
-    // never end. Returns the simulated sleep to take before answering (0: none).
+    // request to the server made by the program. The count leaves out:
+    //  - calls answered without the server (during an outside episode, whose length is
+    //    real time);
+    //  - the interposer's own requests (the yield of a reading that found the rank had
+    //    gone without CPU for a while): they are not the program doing something, and if
+    //    they counted, whether a busy-wait ends after 1000 or 2000 readings, and so its
+    //    simulated length, would depend on the machine's load;
+    //  - the requests of the rank's other threads: a progress thread that polls would
+    //    restart the count for ever, and the busy-wait would never end.
+    // Returns the simulated sleep to take before answering (0: none).
     double reading(double now, uint32_t request)
     {
         if (request != request_ || now != value_) {
