@@ -40,25 +40,39 @@ void memory_wait_over(RankRecord& r)
     --g_memory_waiters;
 }
 
-void rank_memory_written(pid_t pid)
+RankRecord* memory_write_begins(pid_t pid)
 {
-    if (g_memory_waiters == 0) return;
+    if (g_memory_waiters == 0) return nullptr;
     for (auto& rank : context().registry.ranks()) {
         RankRecord& r = *rank;
         if (r.pid != pid || !r.waits_on_memory) continue;
-        memory_wait_over(r);
-        // Its budget starts again now: the rank may take as long as it needs to see the
-        // write, simulated time waits for it.
-        r.memory_budget_base_ns = r.thread_cpu.now_ns();
         // Its clock reads the date of the write, as after a reply: the server sets it as
         // it does for the sleeps it answers on the rank's behalf (wire::Slot).
         double date = simgrid::s4u::Engine::get_clock();
         uint64_t bits;
         std::memcpy(&bits, &date, sizeof bits);
         r.slot.object->sim_time_at_reply_bits.store(bits, std::memory_order_release);
-        XBT_DEBUG("rank %d: a write landed in its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
-        context().gate_wakeup->release();
+        return &r;
     }
+    return nullptr;
+}
+
+void memory_write_landed(RankRecord& r)
+{
+    if (!r.waits_on_memory) return;  // woken already
+    memory_wait_over(r);
+    // Its budget starts again now: the rank may take as long as it needs to see the
+    // write, simulated time waits for it.
+    r.memory_budget_base_ns = r.thread_cpu.now_ns();
+    XBT_DEBUG("rank %d: a write landed in its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
+    // Last, once the bytes are there: releasing the semaphore is a simcall, which suspends
+    // this actor until the gate next lets the simulation run, and the gate, woken, holds
+    // simulated time for the rank, which computes again. Woken before the bytes, the rank
+    // would spin on memory the write had not reached for its whole budget, be taken to
+    // wait again, and see the write only then, while simulated time ran on towards the
+    // next event (an E2E deadline, 10 s later): the date of its next call depended on how
+    // fast it posted it.
+    context().gate_wakeup->release();
 }
 
 }  // namespace s4bxi::sim

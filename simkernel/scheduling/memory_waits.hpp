@@ -28,9 +28,13 @@ bool waits_on_memory(RankRecord& rank, uint64_t cpu_now_ns);
 // The rank made a request of its simulated thread: whatever it waited for, it is over.
 void memory_wait_over(RankRecord& rank);
 
-// The simulated NIC is about to write into the memory of process `pid` (a payload, an
-// atomic's result): a rank waiting on its memory holds time again from this instant, and
-// its clock reads this date.
-void rank_memory_written(pid_t pid);
+// The simulated NIC writes into the memory of process `pid` (a payload, an atomic's
+// result): before the bytes, the clock of a rank of it that waits on its memory reads this
+// date (a rank that sees the bytes must read their date); returns that rank, or nullptr.
+RankRecord* memory_write_begins(pid_t pid);
+
+// After the bytes: the rank returned by memory_write_begins() holds time again from this
+// instant, and the gate is woken to see it.
+void memory_write_landed(RankRecord& rank);
 
 }  // namespace s4bxi::sim

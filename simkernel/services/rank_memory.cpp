@@ -33,9 +33,11 @@ bool read_rank_memory(pid_t pid, uint64_t address, void* buffer, uint64_t length
 bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length)
 {
     // A rank waiting on this memory must read the write's date as soon as it can see the
-    // write: the date first.
-    rank_memory_written(pid);
-    return transfer_all(process_vm_writev, pid, address, const_cast<void*>(buffer), length);
+    // write: the date first, then the bytes, then it holds time again (memory_waits.hpp).
+    RankRecord* waiting = memory_write_begins(pid);
+    bool written = transfer_all(process_vm_writev, pid, address, const_cast<void*>(buffer), length);
+    if (waiting) memory_write_landed(*waiting);
+    return written;
 }
 
 }  // namespace s4bxi::sim

@@ -16,19 +16,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, sos_prefix, verdict
+from run_shmem import SKIP, check_setup, verdict
 
 HERE = Path(__file__).resolve().parent
 
 
 def main():
-    launcher = str(Path(sys.argv[1]).resolve())
-    given = sys.argv[sys.argv.index("--sos") + 1] if "--sos" in sys.argv else None
-    try:
-        prefix = sos_prefix(launcher, given)
-    except LookupError as why:
-        print(f"skipped: {why}")
+    setup = check_setup(sys.argv)
+    if setup is None:
         return SKIP
+    launcher, prefix = setup
     env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and k != "OSHRUN_LAUNCHER"}
     errors = []
     with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-launch-") as work:

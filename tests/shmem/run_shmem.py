@@ -4,7 +4,7 @@ s4bxi-launch, one program after the other, and prints a table of their results.
 
 usage: run_shmem.py LAUNCHER GROUP RANKS [--cpu-model zero|measured] [--full]
                     [--test-timeout S] [--only NAME[,NAME...]] [--jobs N] [--sos PREFIX]
-                    [--skip REASON]
+                    [--skip REASON] [--keep DIR]
 
 GROUP is unit or spec-example (the programs SOS's `make check` runs in that folder, in its
 order); RANKS the number of ranks, one per simulated node. Up to 2 ranks, two programs
@@ -23,6 +23,9 @@ removed, unless the entry says `sometimes = true` (a test that passes or not fro
 run: its result depends on how the host schedules its threads). Any FAIL, TIMEOUT or XPASS makes the exit
 status 1; otherwise 0, or 77 (skipped) when SOS is not built: tools/setup records its
 installation in BUILD_DIR/sos-prefix once tools/build-sos has built it (docs/openshmem.md).
+--keep DIR keeps each program's run summary and output (DIR/NAME.json, DIR/NAME.out): two
+runs' folders compare test by test (under --cpu-model zero they must be the same but for
+wall time, pids and memory peaks).
 """
 import argparse
 import concurrent.futures
@@ -59,6 +62,18 @@ def sos_prefix(launcher, given):
     return prefix
 
 
+def check_setup(argv):
+    """(launcher, SOS prefix) from a check script's `LAUNCHER [--sos PREFIX]`, or None once
+    it has said why it is skipped (SOS is not built)."""
+    launcher = str(Path(argv[1]).resolve())
+    given = argv[argv.index("--sos") + 1] if "--sos" in argv else None
+    try:
+        return launcher, sos_prefix(launcher, given)
+    except LookupError as why:
+        print(f"skipped: {why}")
+        return None
+
+
 def verdict(errors, success):
     """The end of a check script: `FAIL: errors` on stderr and 1, or `ok: success` and 0."""
     if errors:
@@ -93,8 +108,9 @@ def last_lines(text, count=2):
     return " | ".join(lines[-count:])[:240]
 
 
-def run_one(launcher, program, ranks, model, timeout, env):
-    """(result, wall seconds, simulated seconds or None, note) of one program."""
+def run_one(launcher, program, ranks, model, timeout, env, keep=None):
+    """(result, wall seconds, simulated seconds or None, note) of one program; its summary
+    and output are kept in the folder `keep` if given (NAME.json, NAME.out)."""
     with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-") as work:
         summary_path = Path(work) / "summary.json"
         command = [launcher, "-q", "--cpu-model", model, "--timeout", str(timeout), "--summary", str(summary_path),
@@ -111,6 +127,10 @@ def run_one(launcher, program, ranks, model, timeout, env):
             summary = json.loads(summary_path.read_text())
         except (OSError, ValueError):
             summary = {}
+        if keep:
+            if summary:
+                (keep / f"{program.name}.json").write_text(summary_path.read_text())
+            (keep / f"{program.name}.out").write_text(done.stdout)
     makespan = summary.get("makespan")
     if done.returncode == 124:
         return ("TIMEOUT", wall, makespan,
@@ -145,6 +165,9 @@ def main():
     parser.add_argument("--jobs", type=int, help="programs run at once (default: 2 up to 2 ranks, else 1)")
     parser.add_argument("--sos", help="SOS installation prefix (default: the one tools/setup recorded)")
     parser.add_argument("--skip", help="skip with this reason (exit 77)")
+    parser.add_argument("--keep", type=Path,
+                        help="keep each program's run summary and output in this folder (NAME.json, NAME.out), "
+                             "to compare runs")
     args = parser.parse_args()
     args.launcher = str(Path(args.launcher).resolve())
     if args.skip:
@@ -159,6 +182,8 @@ def main():
         args.jobs = 2 if args.ranks <= 2 else 1
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     full = args.full or os.environ.get("S4BXI_CHECK_FULL") == "1"
     try:
         prefix = sos_prefix(args.launcher, args.sos)
@@ -190,7 +215,7 @@ def main():
             # A failure known to hang gets its cause's shorter limit: enough to pass once fixed.
             timeout = min(args.test_timeout, known[2]) if known and known[2] and not full else args.test_timeout
             result, wall, makespan, note = run_one(args.launcher, prefix / "tests" / args.group / name, args.ranks,
-                                                   args.cpu_model, timeout, env)
+                                                   args.cpu_model, timeout, env, args.keep)
             if known and result == "PASS" and known[3]:
                 note = f"listed as failing sometimes ({known[1]})"
             elif known and result == "PASS":

@@ -1,10 +1,11 @@
 /* A rank that waits for remote writes by reading its own memory, with no Portals call (an
  * OpenSHMEM-style wait on a flag): rank 0 spins on a flag while rank 1 puts 1, 2 and 3
  * into it, one simulated millisecond apart. Rank 0 waits for each value in turn and prints
- * the date at which it saw it. Under the measured CPU model simulated time runs while rank
- * 0 computes (docs/model.md "Polling"); under the zero CPU model the rule of docs/time.md
- * "Waiting on memory" makes each date that of the put's landing, the same from run to run
- * (check_memory_waits.py). */
+ * the date at which it saw it, and that at which the Portals calls it makes right after
+ * ended. Under the measured CPU model simulated time runs while rank 0 computes
+ * (docs/model.md "Polling"); under the zero CPU model the rule of docs/time.md "Waiting on
+ * memory" makes each date that of the put's landing, and the calls' end a few hundred
+ * nanoseconds later, the same from run to run (check_memory_waits.py). */
 #define _DEFAULT_SOURCE
 #include <portals4.h>
 #include <stdint.h>
@@ -64,7 +65,15 @@ int main(void)
         double start = now();
         for (uint64_t k = 1; k <= VALUES; ++k) {
             while (flag < k) __sync_synchronize();
-            printf("rank 0 saw %llu at %.9f s\n", (unsigned long long)k, now() - start);
+            double seen = now() - start;
+            /* A Portals call as soon as the write is seen (an OpenSHMEM PE leaving its wait
+             * for the next operation): under the zero CPU model it is served at the write's
+             * date, not after simulated time ran on towards the writer's next wake-up. */
+            ptl_handle_md_t probe;
+            EXPECT_RC(PtlMDBind(ni, &md_desc, &probe), PTL_OK);
+            EXPECT_RC(PtlMDRelease(probe), PTL_OK);
+            printf("rank 0 saw %llu at %.9f s, its next calls ended at %.9f s\n", (unsigned long long)k, seen,
+                   now() - start);
             /* Under the measured CPU model the puts may come faster than this loop. */
             expect(flag >= k, "the value seen is at least the one waited for");
         }

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Zero-model runs of SOS programs that wait on their memory (shmem_test in a loop, the
+vector forms of wait_until, test_any) are identical from run to run: each program runs
+three times on 2 and on 4 ranks, the last two beside a CPU hog, and every run must write
+the same summary (less what depends on the host: wall time, pids, memory peaks) and print
+the same lines (in any order: the ranks' outputs interleave as the host runs them). None
+of these programs sleeps or waits for a retransmission: each must also end within 1 ms of
+simulated time. Before the fix of docs/time.md "Waiting on memory" (the write into a
+waiting rank's memory landed only after its CPU budget ran out again), shmem_test ended at
+10 s in most runs and at 21 us in others: simulated time ran on to an E2E deadline while
+the PE had not yet made the Portals call it made once it saw the write.
+
+usage: check_deterministic.py LAUNCHER [--sos PREFIX]
+Exit status 0 (pass), 1 (fail) or 77 (SOS is not built: see run_shmem.py)."""
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from run_shmem import SKIP, check_setup, verdict
+
+PROGRAMS = ["unit/shmem_test", "unit/c11_test_shmem_wait_until_vector", "spec-example/shmem_test_any"]
+RANKS = [2, 4]
+RUNS = 3
+HOGGED = (1, 2)  # runs beside a CPU hog
+LONGEST = 1e-3  # simulated seconds
+
+
+def simulated(summary_path):
+    """The summary without what depends on the host, or None if it is missing."""
+    try:
+        summary = json.loads(Path(summary_path).read_text())
+    except (OSError, ValueError):
+        return None
+    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
+        summary.pop(host_dependent, None)
+    for rank in summary.get("ranks", []):
+        rank.pop("pid", None)
+        rank.pop("peak_rss", None)
+    return summary
+
+
+def main():
+    setup = check_setup(sys.argv)
+    if setup is None:
+        return SKIP
+    launcher, prefix = setup
+    errors = []
+    with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-deterministic-") as work:
+        for name in PROGRAMS:
+            program = prefix / "tests" / name
+            for ranks in RANKS:
+                runs = []
+                for i in range(RUNS):
+                    summary_path = Path(work) / f"run{i}.json"
+                    summary_path.unlink(missing_ok=True)
+                    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if i in HOGGED else None
+                    try:
+                        done = subprocess.run([launcher, "-q", "-n", str(ranks), "--cpu-model", "zero", "--timeout",
+                                               "120", "--summary", str(summary_path), str(program)],
+                                              capture_output=True, text=True, timeout=180, cwd=work,
+                                              stdin=subprocess.DEVNULL)
+                    finally:
+                        if hog:
+                            hog.kill()
+                            hog.wait()
+                    summary = simulated(summary_path)
+                    makespan = summary.get("makespan") if summary else None
+                    print(f"{name} on {ranks} ranks, run {i}{' (beside a CPU hog)' if i in HOGGED else ''}: "
+                          f"exit {done.returncode}, simulated {makespan} s")
+                    if done.returncode != 0 or summary is None:
+                        errors.append(f"{name} on {ranks} ranks, run {i}: exit {done.returncode}\n{done.stderr[-2000:]}")
+                        break
+                    if makespan is None or makespan > LONGEST:
+                        errors.append(f"{name} on {ranks} ranks, run {i}: ended at {makespan} s of simulated time, "
+                                      f"expected within {LONGEST} s")
+                    runs.append((json.dumps(summary, sort_keys=True, indent=1), sorted(done.stdout.splitlines())))
+                for i, run in enumerate(runs[1:], 1):
+                    if run[0] != runs[0][0]:
+                        errors.append(f"{name} on {ranks} ranks: run {i} wrote another summary than run 0:\n"
+                                      f"{run[0]}\n/\n{runs[0][0]}")
+                    if run[1] != runs[0][1]:
+                        errors.append(f"{name} on {ranks} ranks: run {i} printed other lines than run 0")
+    return verdict(errors, f"{len(PROGRAMS)} programs on {RANKS} ranks, {RUNS} runs each: identical")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
