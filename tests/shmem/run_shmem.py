@@ -84,7 +84,7 @@ def verdict(errors, success):
 
 
 def load_known(path):
-    """Expected failures {group/name: (ranks or None, cause, seconds or None, sometimes)} and slow tests
+    """Expected failures {group/name: (ranks or None, cause, seconds or None, sometimes, models or None)} and slow tests
     {group/name: (ranks or None, why)} of known_failures.toml."""
     data = tomllib.loads(path.read_text())
     causes = data.get("causes", {})
@@ -93,14 +93,19 @@ def load_known(path):
         cause = causes.get(entry["cause"])
         if cause is None:
             raise SystemExit(f"{path}: {name}: unknown cause '{entry['cause']}' (known: {', '.join(causes)})")
-        expected[name] = (entry.get("ranks"), cause["why"], cause.get("timeout"), entry.get("sometimes", False))
+        expected[name] = (entry.get("ranks"), cause["why"], cause.get("timeout"), entry.get("sometimes", False),
+                          entry.get("models"))
     for name, entry in data.get("slow", {}).items():
         slow[name] = (entry.get("ranks"), entry["why"])
     return expected, slow
 
 
-def applies(entry, ranks):
-    return entry is not None and (entry[0] is None or ranks in entry[0])
+def applies(entry, ranks, model=None):
+    """Whether a known_failures.toml entry holds for this rank count (and CPU model: an
+    expected failure's `models`, all of them without it)."""
+    if entry is None or (entry[0] is not None and ranks not in entry[0]):
+        return False
+    return model is None or len(entry) < 5 or entry[4] is None or model in entry[4]
 
 
 def last_lines(text, count=2):
@@ -208,7 +213,7 @@ def main():
 
     def run_entry(name):
         key = f"{args.group}/{name}"
-        known = expected.get(key) if applies(expected.get(key), args.ranks) else None
+        known = expected.get(key) if applies(expected.get(key), args.ranks, args.cpu_model) else None
         if applies(slow.get(key), args.ranks) and not full and not args.only:
             row = (name, "SLOW", 0.0, None, f"not run (--full runs it): {slow[key][1]}")
         else:
