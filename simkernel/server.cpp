@@ -29,6 +29,7 @@
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
+#include "services/rank_delivery.hpp"
 #include "services/seccomp_supervisor.hpp"
 
 namespace s4bxi::sim {
@@ -313,6 +314,7 @@ int Server::run()
     int ready_fd = ctx.config.ready_fd;
     try {
         spec_ = load_platform(ctx.config);
+        set_copy_once_from(spec_.copy_once_from);  // before the ranks register: their Welcome says it
         try {
             trace::open(spec_.trace_folder, spec_.trace_computation);
             observe::open(ctx.config.observation);
