@@ -253,7 +253,7 @@ void Server::simulate()
                                      "--cfg=network/model:CM02", "--cfg=network/loopback-lat:0",
                                      "--cfg=network/loopback-bw:999e9", "--cfg=surf/precision:1e-9",
                                      "--cfg=contexts/stack-size:512"};
-    for (const char* category : {"s4bxi_gate", "s4bxi_nic", "s4bxi_portals", "s4bxi_proxy"})
+    for (const char* category : {"s4bxi_gate", "s4bxi_nic", "s4bxi_portals", "s4bxi_proxy", "s4bxi_delivery"})
         args.push_back(fmt::format("--log={}.thresh:{}", category, level));
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
