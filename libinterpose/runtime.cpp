@@ -22,7 +22,10 @@
 #include <cstring>
 #include <ctime>
 
+#include <portals4.h>
+
 #include "crash/crash_handler.hpp"
+#include "delivery/delivery_thread.hpp"
 #include "identity/program_kind.hpp"
 #include "mpi/mpi_profile.hpp"
 #include "outside/outside_episode.hpp"
@@ -167,8 +170,10 @@ void attach(int fd, uint32_t flags, const char* size_env_names_unused)
     g_state.slot = map_shared<wire::Slot>(fds[0], wire::kChannelWithRecordsBytes);
     g_state.doorbell = map_shared<wire::Doorbell>(fds[1]);
     if (!g_state.slot || !g_state.doorbell) fatal("cannot map the channel");
-    // Under Yama ptrace_scope=1 the server needs this to use process_vm_readv/writev on us.
-    prctl(PR_SET_PTRACER, g_state.welcome.server_pid, 0, 0, 0);
+    // Under Yama's ptrace_scope=1 the server needs this to use process_vm_readv/writev on
+    // us, and the other ranks' delivery threads to read payloads from us: the launcher
+    // names its descendants, server and ranks alike.
+    prctl(PR_SET_PTRACER, g_state.welcome.ptracer_pid, 0, 0, 0);
 }
 
 void register_rank()
@@ -702,6 +707,20 @@ void await_parked_result(uint32_t index)
     wait.state.store(static_cast<uint32_t>(wire::ParkedState::Free), std::memory_order_release);
 }
 
+// Memory a large payload may land in: the rank's delivery thread is due (delivery_thread.hpp).
+// Started here, after the wall stamp, its cost is the interposer's (cpu_accounting.hpp).
+void start_delivery_thread_if_due(wire::Op op, const void* args)
+{
+    const uint64_t from = g_state.welcome.copy_once_from;
+    if (op == wire::Op::PtlMDBind) {
+        const auto* bind = static_cast<const wire::MDBindArgs*>(args);
+        if (!(bind->options & PTL_IOVEC)) start_delivery_thread_for(*g_state.slot, bind->length, from);
+    } else if (op == wire::Op::PtlMEAppend) {
+        const auto* entry = static_cast<const wire::MEAppendArgs*>(args);
+        if (!(entry->options & PTL_IOVEC)) start_delivery_thread_for(*g_state.slot, entry->length, from);
+    }
+}
+
 }  // namespace
 
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
@@ -711,6 +730,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
     ++t_requests;
+    start_delivery_thread_if_due(op, args);
     const bool simulated_thread = on_simulated_thread();
     if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;

@@ -29,6 +29,7 @@
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
+#include "services/rank_delivery.hpp"
 #include "services/seccomp_supervisor.hpp"
 
 namespace s4bxi::sim {
@@ -252,7 +253,8 @@ void Server::simulate()
                                      "--cfg=network/model:CM02", "--cfg=network/loopback-lat:0",
                                      "--cfg=network/loopback-bw:999e9", "--cfg=surf/precision:1e-9",
                                      "--cfg=contexts/stack-size:512"};
-    for (const char* category : {"s4bxi_gate", "s4bxi_nic", "s4bxi_portals", "s4bxi_proxy", "s4bxi_memory_waits"})
+    for (const char* category :
+         {"s4bxi_gate", "s4bxi_nic", "s4bxi_portals", "s4bxi_proxy", "s4bxi_memory_waits", "s4bxi_delivery"})
         args.push_back(fmt::format("--log={}.thresh:{}", category, level));
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -313,6 +315,7 @@ int Server::run()
     int ready_fd = ctx.config.ready_fd;
     try {
         spec_ = load_platform(ctx.config);
+        set_copy_once_from(spec_.copy_once_from);  // before the ranks register: their Welcome says it
         try {
             trace::open(spec_.trace_folder, spec_.trace_computation);
             observe::open(ctx.config.observation);

@@ -62,6 +62,8 @@ inline constexpr Key kKeys[] = {
      "shared library that builds the SimGrid platform itself (docs/platforms.md)"},
     {"platform.compute_lone_transfers", Type::Bool, 0, 0, false, "S4BXI_COMPUTE_LONE_TRANSFERS", false, {},
      "a transfer of up to 128 B alone on its links is timed by formula, not simulated"},
+    {"platform.copy_once_from", Type::Size, 0, kNoMax, false, "S4BXI_COPY_ONCE_FROM", false, {},
+     "bytes: larger payloads are copied once, by the delivery thread of the rank they land in (0: never)"},
 
     {"pcie.limiter_bandwidth", Type::Real, 0, kNoMax, true, "S4BXI_PCIE_LIMITER_BANDWIDTH", false, {},
      "B/s, per-transfer cap (FATPIPE)"},

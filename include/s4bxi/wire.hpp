@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 9;
+inline constexpr uint32_t kVersion = 10;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -41,7 +41,15 @@ struct Welcome {
     uint32_t nid;         // simulated node of this rank
     uint32_t core;        // core index inside the node
     uint32_t node_count;  // nodes in the platform
-    int32_t server_pid;   // for PR_SET_PTRACER and liveness checks
+    int32_t server_pid;   // for liveness checks
+    // For PR_SET_PTRACER: the process that started the server and the ranks (the
+    // launcher), or the server itself. Under Yama's ptrace_scope=1 it lets the server and
+    // the other ranks, its descendants, read and write this rank's memory (Delivery).
+    int32_t ptracer_pid;
+    // platform.copy_once_from: payloads of this size or more are copied by the rank's
+    // delivery thread (0: never), which the rank starts when it first binds or appends
+    // this much memory (Delivery).
+    uint64_t copy_once_from;
     uint32_t cpu_model;   // CpuModel
     double cpu_factor;
     double cpu_threshold;  // seconds; compute below it is ignored
@@ -170,6 +178,31 @@ struct ParkedWait {
     alignas(8) uint8_t result[kParkedResultBytes];
 };
 
+// A copy order of the server to a rank's delivery thread (libinterpose/delivery): "read
+// `length` bytes at `source_address` of process `source_pid` into my `target_address`".
+// The kernel then copies a payload once, from one rank's pages into the other's, where
+// the server would read it into a buffer of its own and write it out again (docs/model.md
+// "How payloads move").
+enum class DeliveryState : uint32_t {
+    Idle = 0,    // no order; the thread sleeps on `state` (futex)
+    Posted = 1,  // the server posted an order: the thread takes it, or the server withdraws it
+    Taken = 2,   // the thread is copying; the server sleeps on `state` (futex)
+    Done = 3,    // `error` and `moved` tell the outcome; the server sets Idle again
+};
+
+struct alignas(64) Delivery {
+    std::atomic<uint32_t> state;     // DeliveryState
+    std::atomic<uint32_t> thread_id;  // kernel id of the thread while it serves orders (0: none)
+    std::atomic<uint32_t> sleepers;  // futex waiters on `state` (the thread, the server)
+    int32_t source_pid;
+    uint64_t source_address;
+    uint64_t target_address;
+    uint64_t length;
+    int32_t error;   // errno of the copy that stopped short, 0 if none
+    uint32_t reserved;
+    uint64_t moved;  // bytes copied
+};
+
 struct alignas(64) Slot {
     std::atomic<uint32_t> state;  // SlotState
     std::atomic<uint32_t> sleepers;  // threads in a futex wait on `state` (slot_futex.hpp)
@@ -195,6 +228,7 @@ struct alignas(64) Slot {
     Request request;
     Reply reply;
     ParkedWait parked[kMaxParkedWaits];
+    Delivery delivery;
 
     // The simulated time of the last reply, as the rank counts its clock from.
     double sim_time_at_reply() const

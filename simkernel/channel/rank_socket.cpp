@@ -9,6 +9,7 @@
 
 #include "context.hpp"
 #include "s4bxi/fd_passing.hpp"
+#include "services/rank_delivery.hpp"
 
 namespace s4bxi::sim {
 
@@ -45,6 +46,11 @@ wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count)
     welcome.core = rank.core;
     welcome.node_count = node_count;
     welcome.server_pid = getpid();
+    // The launcher started the server and the ranks: its descendants are the run's
+    // processes. A server adopted by init (its starter gone) names itself.
+    pid_t parent = getppid();
+    welcome.ptracer_pid = parent > 1 ? parent : getpid();
+    welcome.copy_once_from = copy_once_from();
     welcome.cpu_model = static_cast<uint32_t>(config.cpu_model);
     welcome.cpu_factor = config.cpu_factor;
     welcome.cpu_threshold = config.cpu_threshold;
@@ -66,6 +72,7 @@ SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
         hello.version != wire::kVersion)
         return SocketStatus::Quiet;  // malformed: ignored, the rank keeps running
     rank.tid = hello.tid;
+    forget_delivery_thread(*rank.slot.object);  // gone with the old image; the new one starts its own
     rank.thread_cpu = ThreadCpuClock(rank.pid, rank.tid);
     // The new image may be an OpenSHMEM program (a wrapper exec'd it).
     const Config& config = context().config;

@@ -1,7 +1,9 @@
 // Moving payload bytes from one rank's memory to another's. The server cannot copy
-// between two other processes in one step, so the bytes pass through one buffer of its
-// own, reused from copy to copy: a payload costs one cross-memory read and one write,
-// never an allocation of its size.
+// between two other processes in one step: a large payload between contiguous regions is
+// copied by the receiving rank's delivery thread, once (services/rank_delivery.hpp);
+// otherwise, or when that fails, the bytes pass through one buffer of the server's,
+// reused from copy to copy: one cross-memory read and one write, never an allocation of
+// the payload's size.
 #pragma once
 
 #include <cstdint>

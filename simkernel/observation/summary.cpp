@@ -7,6 +7,7 @@
 #include "observation/timeline.hpp"
 #include "platform/platform.hpp"
 #include "services/process_memory.hpp"
+#include "services/rank_delivery.hpp"
 
 namespace s4bxi::sim {
 
@@ -52,6 +53,8 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"bytes_moved", network.bytes_moved},
             {"retransmissions", network.retransmissions},
             {"undeliverable", network.undeliverable},
+            {"payloads_copied_once", delivery_stats().orders},
+            {"payload_copy_fallbacks", delivery_stats().fallbacks},
             {"server_peak_rss", server_peak_resident_bytes()},
             {"largest_rank_peak_rss", largest_rank_peak},
             {"ranks", ranks}};

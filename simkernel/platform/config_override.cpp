@@ -27,6 +27,7 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "platform.topology") return &s.topology;
     if (key == "platform.nids") return &s.nids;
     if (key == "platform.compute_lone_transfers") return &s.compute_lone_transfers;
+    if (key == "platform.copy_once_from") return &s.copy_once_from;
     if (key == "platform.plugin") return &s.plugin;
     if (key == "pcie.limiter_bandwidth") return &s.pcie_limiter_bandwidth;
     if (key == "pcie.limiter_latency") return &s.pcie_limiter_latency;

@@ -100,6 +100,7 @@ struct PlatformSpec {
     std::vector<uint32_t> nids;       // NID of each node; empty: the node index
     std::string plugin;               // shared library building the platform itself
     bool compute_lone_transfers = true;  // lone_transfers.hpp
+    uint64_t copy_once_from = 256 * 1024;  // services/rank_delivery.hpp
     // [topology]: fat_tree / dragonfly parameter string, torus dimensions, and the
     // switch-to-switch links (negative: same as the BXI link)
     std::string topology_parameters;

@@ -263,8 +263,10 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
 
 
 def simulated_figures(summary):
-    """The run summary without what depends on the host (wall time, process ids, memory)."""
-    host_dependent = ("wall_time", "server_peak_rss", "largest_rank_peak_rss")
+    """The run summary without what depends on the host (wall time, process ids, memory, how payloads
+    were copied)."""
+    host_dependent = ("wall_time", "server_peak_rss", "largest_rank_peak_rss", "payloads_copied_once",
+                      "payload_copy_fallbacks")
     figures = {k: v for k, v in summary.items() if k not in (*host_dependent, "ranks")}
     figures["ranks"] = [{k: v for k, v in r.items() if k not in ("pid", "peak_rss")} for r in summary["ranks"]]
     return figures

@@ -25,7 +25,8 @@ def run(summary, options=("--cpu-model", "zero"), arguments=()):
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     data = json.loads(summary.read_text())
-    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
+    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss", "payloads_copied_once",
+                           "payload_copy_fallbacks"):
         data.pop(host_dependent, None)
     for rank in data["ranks"]:
         rank.pop("pid", None)

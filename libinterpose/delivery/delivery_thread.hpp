@@ -1,0 +1,15 @@
+// The rank's delivery thread: it carries out the server's copy orders (wire::Delivery),
+// reading a payload straight from another rank's memory into this one's, so that the
+// kernel copies it once (docs/model.md "How payloads move").
+#pragma once
+
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::interpose {
+
+// Starts the thread the first time the rank offers memory a payload of `copy_once_from`
+// bytes (the Welcome's) may land in: a memory descriptor or a list entry that large. A
+// program that never does has no extra thread. Idempotent; any thread may call it.
+void start_delivery_thread_for(wire::Slot& slot, uint64_t length, uint64_t copy_once_from);
+
+}  // namespace s4bxi::interpose

@@ -1,0 +1,167 @@
+#include "services/rank_delivery.hpp"
+
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <ctime>
+
+#include <simgrid/s4u.hpp>
+
+#include "s4bxi/brief_wait.hpp"
+#include "s4bxi/slot_futex.hpp"
+#include "s4bxi/thread_state.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_delivery, "Payloads copied once by the ranks' delivery threads");
+
+namespace s4bxi::sim {
+namespace {
+
+using wire::DeliveryState;
+
+// How long one futex sleep of the server lasts before it looks whether the thread still
+// lives: a dead thread never answers.
+constexpr long kSleepSliceNs = 10'000'000;
+// An order the thread has not taken after this long while it is stopped (a debugger, a
+// job-control stop) is withdrawn; a running thread on a loaded host is waited for.
+constexpr int64_t kStoppedWithdrawNs = 100'000'000;
+
+uint64_t g_copy_once_from = 0;
+DeliveryStats g_stats;
+bool g_disabled = false;       // the kernel refused a rank access to another's memory (EPERM)
+bool g_warned = false;         // the one warning of an unexpected failure was given
+
+int64_t monotonic_ns()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+bool thread_alive(pid_t pid, pid_t tid)
+{
+    return syscall(SYS_tgkill, pid, tid, 0) == 0 || errno != ESRCH;
+}
+
+bool thread_stopped(pid_t pid, pid_t tid)
+{
+    char state = thread_state(pid, tid);
+    return state == 'T' || state == 't';
+}
+
+uint32_t load_state(const wire::Delivery& d)
+{
+    return d.state.load(std::memory_order_seq_cst);
+}
+
+void set_state_and_wake(wire::Delivery& d, DeliveryState state)
+{
+    d.state.store(static_cast<uint32_t>(state), std::memory_order_seq_cst);
+    if (d.sleepers.load(std::memory_order_seq_cst) != 0) futex(&d.state, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+// The order was not carried out: the caller copies through the server, which fails where
+// the thread failed for a reason of the memory or the processes (a bad address, a rank
+// gone), and works where the kernel refused the rank what it allows the server.
+void note_failure(int error, int target_rank_pid)
+{
+    ++g_stats.fallbacks;
+    if (error == 0 || error == ESRCH || error == EFAULT) return;
+    if (error == EPERM) {
+        // Expected where ranks may not read each other's memory (Yama's ptrace_scope with
+        // ranks that are not descendants of the launcher, docs/usage.md): the rest of the
+        // run copies through the server.
+        g_disabled = true;
+        XBT_INFO("the ranks may not read each other's memory (EPERM): payloads go through the server");
+        return;
+    }
+    if (!g_warned) {
+        g_warned = true;
+        XBT_WARN("the delivery thread of process %d could not copy a payload (%s): it went through the server",
+                 target_rank_pid, std::strerror(error));
+    }
+}
+
+}  // namespace
+
+bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint64_t source_address,
+                    uint64_t target_address, uint64_t length)
+{
+    if (g_disabled) return false;
+    wire::Delivery& d = target.delivery;
+    const auto tid = static_cast<pid_t>(d.thread_id.load(std::memory_order_acquire));
+    if (tid <= 0 || load_state(d) != static_cast<uint32_t>(DeliveryState::Idle)) return false;
+    d.source_pid = source_pid;
+    d.source_address = source_address;
+    d.target_address = target_address;
+    d.length = length;
+    d.error = 0;
+    d.moved = 0;
+    set_state_and_wake(d, DeliveryState::Posted);
+
+    const uint32_t done = static_cast<uint32_t>(DeliveryState::Done);
+    const int64_t posted_at = monotonic_ns();
+    brief_wait([&] { return load_state(d) == done; }, monotonic_ns);
+    while (true) {
+        uint32_t seen = load_state(d);
+        if (seen == done) break;
+        d.sleepers.fetch_add(1, std::memory_order_seq_cst);
+        timespec slice{0, kSleepSliceNs};
+        futex(&d.state, FUTEX_WAIT, seen, &slice);
+        d.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+        seen = load_state(d);
+        if (seen == done) break;
+        const bool alive = thread_alive(target_pid, tid);
+        if (alive && !(seen == static_cast<uint32_t>(DeliveryState::Posted) &&
+                       monotonic_ns() - posted_at > kStoppedWithdrawNs && thread_stopped(target_pid, tid)))
+            continue;
+        // Withdraw an order nobody took; a thread that died with it taken never answers.
+        uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
+        if (!alive || d.state.compare_exchange_strong(posted, static_cast<uint32_t>(DeliveryState::Idle),
+                                                      std::memory_order_seq_cst)) {
+            if (!alive) {
+                d.thread_id.store(0, std::memory_order_release);
+                d.state.store(static_cast<uint32_t>(DeliveryState::Idle), std::memory_order_seq_cst);
+            }
+            XBT_DEBUG("process %d: delivery order withdrawn (thread %s)", target_pid, alive ? "stopped" : "gone");
+            note_failure(0, target_pid);
+            return false;
+        }
+        // Taken meanwhile: it is being carried out.
+    }
+    const int error = d.error;
+    const bool copied = error == 0 && d.moved == length;
+    set_state_and_wake(d, DeliveryState::Idle);
+    if (!copied) {
+        note_failure(error, target_pid);
+        return false;
+    }
+    ++g_stats.orders;
+    return true;
+}
+
+void set_copy_once_from(uint64_t bytes)
+{
+    g_copy_once_from = bytes;
+}
+
+uint64_t copy_once_from()
+{
+    return g_copy_once_from;
+}
+
+void forget_delivery_thread(wire::Slot& slot)
+{
+    slot.delivery.thread_id.store(0, std::memory_order_release);
+    slot.delivery.state.store(static_cast<uint32_t>(DeliveryState::Idle), std::memory_order_seq_cst);
+}
+
+DeliveryStats delivery_stats()
+{
+    return g_stats;
+}
+
+}  // namespace s4bxi::sim

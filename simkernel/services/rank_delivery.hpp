@@ -1,0 +1,37 @@
+// One copy per payload: the server orders the delivery thread of the rank whose memory a
+// payload lands in to read it straight from the other rank's memory (wire::Delivery), so
+// that the kernel copies the bytes once instead of twice through a buffer of the server.
+// The order is given and awaited at the instant the server would copy: the bytes land at
+// the same point of the simulation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::sim {
+
+// Copies `length` bytes at `source_address` of process `source_pid` to `target_address`
+// of the rank whose slot is `target`, by that rank's delivery thread. False when it
+// cannot (no thread, the thread or a process gone, a copy that stopped short: the caller
+// then copies through its own buffer, which gives today's outcome, failure included).
+bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint64_t source_address,
+                    uint64_t target_address, uint64_t length);
+
+// platform.copy_once_from: payloads of this size or more are ordered to the delivery
+// thread (0: none is). Ranks learn it at registration, to start their thread in time.
+void set_copy_once_from(uint64_t bytes);
+uint64_t copy_once_from();
+
+// A rank exec'd a new image: its delivery thread is gone with the old one.
+void forget_delivery_thread(wire::Slot& slot);
+
+struct DeliveryStats {
+    uint64_t orders = 0;     // payloads copied once by a rank's delivery thread
+    uint64_t fallbacks = 0;  // orders that could not be carried out (copied through the server)
+};
+DeliveryStats delivery_stats();
+
+}  // namespace s4bxi::sim
