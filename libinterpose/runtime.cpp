@@ -62,6 +62,7 @@ struct RankState {
     cpuacct::Ledger ledger{};
     ClockSpin clock_spin{};  // zero CPU model: readings that wait for the clock to move
     bool in_reading = false;  // virtual_now() is updating the ledger
+    uint32_t posted_head = 0;  // commands the simulated thread posted (post()), as in the slot
 };
 
 RankState g_state;
@@ -72,6 +73,13 @@ thread_local __attribute__((tls_model("initial-exec"))) uint64_t t_requests = 0;
 thread_local __attribute__((tls_model("initial-exec"))) uint32_t t_posted = 0;
 // This thread's request holds the slot (g_state.in_call: some thread's does).
 thread_local __attribute__((tls_model("initial-exec"))) bool t_in_call = false;
+// Set while this thread holds a ticket that is not served yet: a signal handler that
+// interrupted it there and made a Portals call would wait behind its own ticket for ever.
+thread_local volatile bool t_waiting_for_turn = false;
+// Set while this thread is in post(): a signal handler's call then goes to the server.
+thread_local volatile bool t_in_post = false;
+
+void catch_up();
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
@@ -235,6 +243,7 @@ void register_rank()
         set_threads_clock_offset(
             timemath::threads_clock_offset(timemath::seconds_to_ns(virtual_now()), g_state.wall_at_reply_ns));
     }
+    g_state.posted_head = g_state.slot->posted_head.load(std::memory_order_relaxed);  // an exec'd rank's
     g_state.ledger.replied(g_state.slot->cpu_at_reply_ns.load(std::memory_order_relaxed));
     g_state.ledger.published(g_state.slot->threads_clock_offset_ns.load(std::memory_order_relaxed));
     g_state.active = true;
@@ -306,6 +315,7 @@ wire::Mirror* readable_mirror()
 {
     if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread()) return nullptr;
     if (!try_take_turn()) return nullptr;  // another thread's request: ask the server after it
+    catch_up();  // what the rank reads is as of its last reply, posted commands included
     return &wire::mirror_of(*g_state.slot);
 }
 
@@ -413,17 +423,65 @@ double zero_model_reading(int64_t wall_ns)
     return now;
 }
 
+// Waits until the server has served every command the simulated thread posted (post()):
+// the slot's clock and the mirror then stand as after the reply to the last of them, as
+// they would have after a call that waited. The wait is the interposer's, like the wait
+// for a reply: its wall time does not count as time blocked outside, nor its CPU time as
+// compute.
+void catch_up()
+{
+    wire::Slot& slot = *g_state.slot;
+    auto caught_up = [&] { return slot.posted_served.load(std::memory_order_acquire) == g_state.posted_head; };
+    if (caught_up()) return;
+    const bool zero_model = zero_cpu_model();
+    int64_t wall_before = host_monotonic_ns();
+    uint64_t cpu_before = 0;
+    if (!zero_model) {
+        // A reading, as at a request: the interposer's own time since the application
+        // last called in is left out (cpu_accounting.hpp), and the wait starts a new segment.
+        cpu_before = thread_cpu_ns();
+        account_reading(cpu_before, wall_before);
+    }
+    if (!brief_wait(caught_up, host_monotonic_ns)) {
+        while (true) {
+            uint32_t served = slot.posted_served.load(std::memory_order_seq_cst);
+            if (served == g_state.posted_head) break;
+            slot.posted_sleepers.fetch_add(1, std::memory_order_seq_cst);
+            timespec timeout{1, 0};
+            futex(&slot.posted_served, FUTEX_WAIT, served, &timeout);
+            slot.posted_sleepers.fetch_sub(1, std::memory_order_release);
+            if (!caught_up() && !server_alive()) fatal("the simulation server is gone; stopping");
+        }
+    }
+    g_state.wall_at_reply_ns += host_monotonic_ns() - wall_before;
+    if (zero_model) return;
+    uint64_t cpu_after = thread_cpu_ns();
+    uint64_t waited = cpu_after - cpu_before;
+    g_state.ledger.base_ns += waited;
+    g_state.ledger.reply_cpu_ns += waited;
+    g_state.ledger.reading_cpu_ns = cpu_after;
+    slot.cpu_at_reply_ns.store(g_state.ledger.base_ns, std::memory_order_release);
+    g_state.ledger.returned(host_monotonic_ns());
+}
+
+// The calling thread may catch up (catch_up()): the simulated thread, outside a request.
+bool may_catch_up()
+{
+    return g_state.active && !t_in_call && !t_waiting_for_turn && !t_in_post && on_simulated_thread();
+}
+
 }  // namespace
 
 double virtual_now()
 {
+    if (may_catch_up() && !g_state.in_reading) catch_up();
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
     int64_t wall_ns = host_monotonic_ns();
     // Within a request of this thread's (a signal handler), from a nested reading, or off
     // the simulated thread: the clock as it stands, no accounting. Another thread's request
     // leaves the simulated thread's clock to it: a progress thread that polls all the time
     // must not keep a busy-wait's readings from counting (clock_spin.hpp).
-    if (!g_state.active || t_in_call || g_state.in_reading || !on_simulated_thread())
+    if (!g_state.active || t_in_call || t_in_post || g_state.in_reading || !on_simulated_thread())
         return clock_at(sim_time_at_reply(), thread_cpu_ns(),
                         g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
     const bool zero_model = zero_cpu_model();
@@ -472,6 +530,7 @@ double virtual_now()
 double clock_peek()
 {
     if (!g_state.active) return 0.0;
+    if (may_catch_up() && !g_state.in_reading) catch_up();
     if (zero_cpu_model()) return sim_time_at_reply();
     return clock_at(sim_time_at_reply(), thread_cpu_ns(), g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
 }
@@ -584,9 +643,6 @@ void ask_to_park_holder()
     ring_doorbell(*g_state.doorbell);
 }
 
-// Set while this thread holds a ticket that is not served yet: a signal handler that
-// interrupted it there and made a Portals call would wait behind its own ticket for ever.
-thread_local volatile bool t_waiting_for_turn = false;
 
 void take_turn()
 {
@@ -795,6 +851,45 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         t_in_call = false;
     }
     return t_last_reply;
+}
+
+bool post(wire::Op op, const void* args, uint32_t args_size)
+{
+    // The wall stamp first, as in call(): what runs after it is ours.
+    int64_t wall_entry_ns = host_monotonic_ns();
+    // Another thread's request in progress is no reason to wait: the server serves posted
+    // commands after it, as the call would have waited for its turn.
+    // Under the zero CPU model only. Under the measured one the rank's code runs while the
+    // server serves the command, and it was charged more CPU time per call than when it
+    // waited (docs/performance.md "Posted commands"): until that is understood, it waits.
+    if (!zero_cpu_model() || !may_catch_up() || g_state.in_reading || args_size > sizeof(wire::PostedCommand::args) ||
+        outside::episode_under_way())
+        return false;
+    wire::Slot& slot = *g_state.slot;
+    // A full ring: wait for the server to serve its oldest commands, as a NIC's command
+    // queue makes the CPU wait.
+    if (g_state.posted_head - slot.posted_served.load(std::memory_order_acquire) >= wire::kPostedRing) catch_up();
+    t_in_post = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    ++t_requests;
+    ++t_posted;
+    // A reading of the CPU clock, as a request and its reply are (cpu_accounting.hpp): the
+    // command carries the compute since the previous one, and the next one counts from here.
+    uint64_t cpu_ns = thread_cpu_ns();
+    uint64_t base = account_reading(cpu_ns, wall_entry_ns);
+    wire::PostedCommand& command = slot.posted[g_state.posted_head % wire::kPostedRing];
+    command.op = static_cast<uint32_t>(op);
+    command.cpu_ns = cpu_ns > base ? cpu_ns - base : 0;
+    memcpy(command.args, args, args_size);
+    slot.cpu_at_reply_ns.store(cpu_ns, std::memory_order_release);
+    g_state.ledger.replied(cpu_ns);
+    g_state.wall_at_reply_ns = host_monotonic_ns();
+    slot.posted_head.store(++g_state.posted_head, std::memory_order_release);
+    ring_doorbell(*g_state.doorbell);
+    g_state.ledger.returned(host_monotonic_ns());
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_in_post = false;
+    return true;
 }
 
 }  // namespace s4bxi::interpose

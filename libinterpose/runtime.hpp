@@ -89,6 +89,14 @@ void request_abort();
 // if the server is gone.
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
 
+// Posts a command that the simulated thread does not wait for (wire::PostedCommand; a
+// PtlPut or PtlGet whose arguments the caller checked as the server would): the server
+// serves it, in order with the rank's requests, exactly as call() would have had it
+// served. Returns false when the command must go through call() instead: another thread,
+// within a request or a clock reading, an outside episode under way. The rank's clock and
+// mirror are brought up to date (the server caught up with) before they are read.
+bool post(wire::Op op, const void* args, uint32_t args_size);
+
 // The rank's virtual clock as it stands, with no effect on the run: no accounting of the
 // reading, no clock-spin count, no catching up after a wait outside (virtual_now() does
 // those). On the simulated thread only. For observation (libinterpose/mpi/).

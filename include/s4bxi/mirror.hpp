@@ -83,7 +83,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<double>:
 // The channel memory of a rank: its slot, then its mirror. The memory starts zeroed (a
 // fresh memfd): an all-zero mirror is a valid empty one, and its pages are only allocated
 // when written.
-inline constexpr size_t kMirrorOffset = 4096;
+inline constexpr size_t kMirrorOffset = 8192;  // after the slot and its ring of posted commands
 inline constexpr size_t kChannelBytes = kMirrorOffset + ((sizeof(Mirror) + 4095) / 4096) * 4096;
 static_assert(sizeof(Slot) <= kMirrorOffset);
 

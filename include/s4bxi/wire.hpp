@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 10;
+inline constexpr uint32_t kVersion = 11;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -203,6 +203,21 @@ struct alignas(64) Delivery {
     uint64_t moved;  // bytes copied
 };
 
+// A command the rank posted without waiting for the server (docs/time.md "Posted
+// commands"): a PtlPut or PtlGet whose arguments the rank checked itself, as a NIC takes a
+// doorbell write. The server serves the rank's posted commands in order, each exactly as
+// the same request would have been served, before the rank's next request, and writes no
+// reply: it writes the command's end date into the slot (sim_time_at_reply_bits) and
+// counts it (posted_served).
+inline constexpr uint32_t kPostedRing = 16;
+
+struct PostedCommand {
+    uint32_t op;      // Op::PtlPut or Op::PtlGet
+    uint32_t reserved;
+    uint64_t cpu_ns;  // as Request::cpu_ns: CPU time of the simulated thread since the previous command
+    uint8_t args[sizeof(uint64_t) * 10];  // DataArgs
+};
+
 struct alignas(64) Slot {
     std::atomic<uint32_t> state;  // SlotState
     std::atomic<uint32_t> sleepers;  // threads in a futex wait on `state` (slot_futex.hpp)
@@ -225,6 +240,13 @@ struct alignas(64) Slot {
     // Bumped by a thread that waits for the rank's turn while the thread holding it is in
     // a blocking wait: the server then parks that wait (ParkedWait).
     std::atomic<uint32_t> park_requests;
+    // Posted commands (PostedCommand): written by the simulated thread, which then bumps
+    // posted_head; the server bumps posted_served after serving each one, and wakes the
+    // rank if it sleeps on that word (posted_sleepers) waiting for the server to catch up.
+    std::atomic<uint32_t> posted_head;
+    std::atomic<uint32_t> posted_served;
+    std::atomic<uint32_t> posted_sleepers;
+    PostedCommand posted[kPostedRing];
     Request request;
     Reply reply;
     ParkedWait parked[kMaxParkedWaits];
@@ -430,6 +452,8 @@ struct DataArgs {  // PtlPut, PtlGet, PtlAtomic
     uint32_t atomic_type;
     uint32_t reserved;
 };
+
+static_assert(sizeof(DataArgs) <= sizeof(PostedCommand::args));
 
 struct FetchArgs {  // PtlFetchAtomic, PtlSwap: `data.md` is the put MD (the operand)
     DataArgs data;

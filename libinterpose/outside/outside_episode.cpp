@@ -224,6 +224,11 @@ void operation_completed(Operation* operation, void (*invoke)(void*), void* cont
     }
 }
 
+bool episode_under_way()
+{
+    return g_operation || g_blocking_depth > 0;
+}
+
 const wire::Reply* absorb(wire::Op op, const void* args)
 {
     // On the path of every request: nothing to do outside an episode.

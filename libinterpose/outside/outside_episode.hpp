@@ -54,6 +54,10 @@ Operation* operation_started();
 void operation_failed(Operation* operation);
 void operation_completed(Operation* operation, void (*invoke)(void*), void* context);
 
+// True while an episode is under way: every call must then go through absorb(), so none
+// is posted without waiting (runtime.hpp, post()).
+bool episode_under_way();
+
 // For call(), on the simulated thread, before posting `op`: the reply that answers it
 // locally, or nullptr when it must go to the server.
 const wire::Reply* absorb(wire::Op op, const void* args);

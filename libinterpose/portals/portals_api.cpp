@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "portals/mirror_reads.hpp"
+#include "portals/posted_commands.hpp"
 #include "runtime.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
@@ -16,6 +17,7 @@ namespace wire = s4bxi::wire;
 using s4bxi::interpose::call;
 using s4bxi::interpose::is_rank;
 namespace mirror_reads = s4bxi::interpose::mirror_reads;
+namespace posted = s4bxi::interpose::posted;
 
 namespace {
 
@@ -54,9 +56,13 @@ int not_supported(const char* what)
     return PTL_FAIL;
 }
 
+// A Put or a Get: posted without waiting when the server cannot refuse it (posted_commands.hpp).
 int data_call(wire::Op op, const wire::DataArgs& args)
 {
-    return call(op, &args, sizeof args).rc;
+    if (op != wire::Op::PtlAtomic && posted::try_post(op, args)) return PTL_OK;
+    int rc = call(op, &args, sizeof args).rc;
+    if (rc == PTL_OK) posted::target_reached(args.md, args.target);
+    return rc;
 }
 
 wire::FetchArgs fetch_of(ptl_handle_md_t get_md, ptl_size_t local_get_offset, ptl_handle_md_t put_md,
@@ -100,7 +106,7 @@ S4BXI_API int PtlInit(void)
 {
     REQUIRE_RANK();
     int rc = call(wire::Op::PtlInit, nullptr, 0).rc;
-    if (rc == PTL_OK) g_inits.fetch_add(1, std::memory_order_relaxed);
+    if (rc == PTL_OK) posted::library_initialized(g_inits.fetch_add(1, std::memory_order_relaxed) + 1);
     return rc;
 }
 
@@ -110,6 +116,7 @@ S4BXI_API void PtlFini(void)
     call(wire::Op::PtlFini, nullptr, 0);
     int inits = g_inits.load(std::memory_order_relaxed);
     while (inits > 0 && !g_inits.compare_exchange_weak(inits, inits - 1, std::memory_order_relaxed)) {}
+    posted::library_initialized(inits > 0 ? inits - 1 : 0);
 }
 
 S4BXI_API int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t pid, const ptl_ni_limits_t* desired,
@@ -127,7 +134,10 @@ S4BXI_API int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t p
     if (reply.rc == PTL_OK) {
         const auto& out = result<wire::NIInitReply>(reply);
         *ni_handle = out.ni;
-        if (actual) std::memcpy(actual, out.actual, sizeof *actual);
+        ptl_ni_limits_t limits;
+        std::memcpy(&limits, out.actual, sizeof limits);
+        posted::ni_initialized(out.ni, options, limits);
+        if (actual) *actual = limits;
     }
     return reply.rc;
 }
@@ -135,7 +145,9 @@ S4BXI_API int PtlNIInit(ptl_interface_t iface, unsigned int options, ptl_pid_t p
 S4BXI_API int PtlNIFini(ptl_handle_ni_t ni_handle)
 {
     REQUIRE_RANK();
-    return handle_call(wire::Op::PtlNIFini, ni_handle);
+    int rc = handle_call(wire::Op::PtlNIFini, ni_handle);
+    if (rc == PTL_OK) posted::ni_finalized(ni_handle);
+    return rc;
 }
 
 S4BXI_API int PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options, ptl_handle_eq_t eq_handle,
@@ -211,13 +223,18 @@ S4BXI_API int PtlMDBind(ptl_handle_ni_t ni_handle, const ptl_md_t* md, ptl_handl
     wire::MDBindArgs args{ni_handle, md->options, reinterpret_cast<uint64_t>(md->start), md->length, md->eq_handle,
                           md->ct_handle};
     const wire::Reply& reply = call(wire::Op::PtlMDBind, &args, sizeof args);
-    if (reply.rc == PTL_OK) *md_handle = result<wire::HandleReply>(reply).handle;
+    if (reply.rc == PTL_OK) {
+        *md_handle = result<wire::HandleReply>(reply).handle;
+        posted::md_bound(*md_handle, ni_handle, *md);
+    }
     return reply.rc;
 }
 
 S4BXI_API int PtlMDRelease(ptl_handle_md_t md_handle)
 {
     REQUIRE_RANK();
+    // Before the call: a Put posted meanwhile on the MD would reach the server after it.
+    posted::md_released(md_handle);
     return handle_call(wire::Op::PtlMDRelease, md_handle);
 }
 
@@ -686,7 +703,9 @@ S4BXI_API int PtlSetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size, const pt
     REQUIRE_RANK();
     if (!mapping || map_size == 0) return PTL_ARG_INVALID;
     wire::MapArgs args{ni_handle, 0, map_size, reinterpret_cast<uint64_t>(mapping)};
-    return call(wire::Op::PtlSetMap, &args, sizeof args).rc;
+    int rc = call(wire::Op::PtlSetMap, &args, sizeof args).rc;
+    if (rc == PTL_OK) posted::map_set(ni_handle, map_size, mapping);
+    return rc;
 }
 
 S4BXI_API int PtlGetMap(ptl_handle_ni_t ni_handle, ptl_size_t map_size, ptl_process_t* mapping,

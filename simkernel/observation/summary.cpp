@@ -21,10 +21,11 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                                     {"topology", platform.topology},
                                     {"nodes_from", origin == platform.origins.end() ? "default" : origin->second}};
     nlohmann::json ranks = nlohmann::json::array();
-    uint64_t operations = 0, local = 0, largest_rank_peak = 0;
+    uint64_t operations = 0, local = 0, posted = 0, largest_rank_peak = 0;
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
         operations += r->portals_ops;
         local += r->portals_local_ops;
+        posted += r->posted_served;
         largest_rank_peak = std::max(largest_rank_peak, r->peak_resident_bytes);
         ranks.push_back({{"rank", r->rank},
                          {"pid", r->pid},
@@ -34,6 +35,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"end_time", r->end_time},
                          {"portals_ops", r->portals_ops},
                          {"portals_local_ops", r->portals_local_ops},
+                         {"portals_posted", r->posted_served},
                          {"messages_sent", r->messages_sent},
                          {"bytes_sent", r->bytes_sent},
                          {"compute_time", r->compute_time},
@@ -50,6 +52,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"makespan", makespan},
             {"portals_ops", operations},
             {"portals_local_ops", local},
+            {"portals_posted", posted},
             {"bytes_moved", network.bytes_moved},
             {"retransmissions", network.retransmissions},
             {"undeliverable", network.undeliverable},

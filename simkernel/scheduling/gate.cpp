@@ -63,9 +63,26 @@ std::string describe_ranks()
     return text;
 }
 
+// A request waits in the slot, or a command the rank posted without waiting (wire::
+// PostedCommand): the gate dispatches either as a request, posted commands first (the
+// simulated thread wrote them before any request it makes after them).
 bool posted(const RankRecord& r)
 {
-    return r.slot.object->state.load(std::memory_order_acquire) == static_cast<uint32_t>(wire::SlotState::Posted);
+    return posted_pending(r) ||
+           r.slot.object->state.load(std::memory_order_acquire) == static_cast<uint32_t>(wire::SlotState::Posted);
+}
+
+// The request the gate would dispatch next for a posted rank (posted()).
+wire::Request next_request(const RankRecord& r)
+{
+    if (!posted_pending(r)) return r.slot.object->request;
+    const wire::PostedCommand& command = r.slot.object->posted[r.posted_taken % wire::kPostedRing];
+    wire::Request request{};
+    request.op = command.op;
+    request.cpu_ns = command.cpu_ns;
+    request.tid = r.tid;
+    std::memcpy(request.args, command.args, sizeof command.args);
+    return request;
 }
 
 // True when the rank's simulated thread is sleeping in the kernel (a pipe, a futex, a
@@ -312,7 +329,9 @@ double earliest_next_request(const RankRecord& r, bool posted)
     if (config.cpu_model == wire::CpuModel::Zero) return reply;
     double seconds;
     if (posted) {
-        seconds = static_cast<double>(r.slot.object->request.cpu_ns) * 1e-9 * config.cpu_factor;
+        uint64_t cpu_ns = posted_pending(r) ? r.slot.object->posted[r.posted_taken % wire::kPostedRing].cpu_ns
+                                            : r.slot.object->request.cpu_ns;
+        seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
     } else {
         uint64_t base = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
         uint64_t cpu = r.thread_cpu.now_ns();
@@ -324,7 +343,9 @@ double earliest_next_request(const RankRecord& r, bool posted)
 void dispatch(const std::vector<RankRecord*>& batch)
 {
     for (RankRecord* r : batch) {  // in rank order: the registry is sorted
-        r->request = r->slot.object->request;
+        r->serving_posted = posted_pending(*r);
+        r->request = next_request(*r);
+        if (r->serving_posted) ++r->posted_taken;
         // Another thread's request says nothing of the simulated thread, which may still
         // be in the wait it announced (a PMIx fence).
         if (!r->request.other_thread) {

@@ -19,6 +19,7 @@
 #include "services/outside_wait_service.hpp"
 #include "services/pmi_service.hpp"
 #include "services/process_memory.hpp"
+#include "s4bxi/slot_futex.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
 
@@ -136,6 +137,32 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
     }
 }
 
+// A posted command (wire::PostedCommand) was served: the rank goes on from its end, as
+// after a reply, but the rank has not waited for one. Its clock and its mirror's count of
+// replies move as a reply would move them; the rank reads them once it has seen
+// posted_served reach what it posted (libinterpose/runtime.cpp, catch_up()).
+void finish_posted_command(RankRecord& r, const wire::Reply& reply)
+{
+    r.serving_posted = false;
+    ++r.posted_served;
+    // The rank checked the arguments the server would reject; what it cannot know (a PCIe
+    // link that a failure what-if took down) has no caller to return to.
+    if (reply.rc != PTL_OK)
+        XBT_WARN("rank %d: a posted %s failed with %d at %.9f s; the program was told PTL_OK", r.rank,
+                 r.request.op == static_cast<uint32_t>(wire::Op::PtlGet) ? "PtlGet" : "PtlPut", reply.rc,
+                 sg4::Engine::get_clock());
+    r.phase = RankPhase::Computing;
+    r.asleep_since_wall = -1.0;
+    wire::Slot& slot = *r.slot.object;
+    double date = sg4::Engine::get_clock();
+    uint64_t bits;
+    std::memcpy(&bits, &date, sizeof bits);
+    slot.sim_time_at_reply_bits.store(bits, std::memory_order_release);
+    mark_reply(r);
+    slot.posted_served.store(r.posted_taken, std::memory_order_seq_cst);
+    if (slot.posted_sleepers.load(std::memory_order_seq_cst) != 0) futex(&slot.posted_served, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
 }  // namespace
 
 void rank_proxy(RankRecord* rank)
@@ -169,6 +196,11 @@ void rank_proxy(RankRecord* rank)
         r.in_service = false;
         r.park_requested = false;  // the wait it asked to park is over
         r.waiting_on.clear();
+        if (r.serving_posted) {
+            finish_posted_command(r, reply);
+            ctx.gate_wakeup->release();
+            continue;
+        }
         if (finished) {
             r.phase = RankPhase::Finished;
         } else if (request.other_thread) {

@@ -122,6 +122,11 @@ struct RankRecord {
     wire::Request request{};             // the request being served
     ParkTicket* serving = nullptr;       // its proxy's ticket, while it is being served
     bool in_service = false;             // dispatched, not answered yet
+    // The request being served is a command the rank posted without waiting (wire::
+    // PostedCommand): it gets no reply. posted_taken counts the posted commands dispatched.
+    bool serving_posted = false;
+    uint32_t posted_taken = 0;
+    uint64_t posted_served = 0;  // for the run statistics
     WaitDescription waiting_on;          // what the proxy waits for, for deadlock reports
     RankPortals* portals = nullptr;      // owned by the Portals engine
     // A wait outside the simulation the rank announced (outside_waits.hpp), until its
@@ -144,6 +149,12 @@ struct RankRecord {
     int crash_signal = 0;
     std::string crash_report;
 };
+
+// The rank has posted commands the gate has not dispatched yet.
+inline bool posted_pending(const RankRecord& r)
+{
+    return r.slot.object->posted_head.load(std::memory_order_acquire) != r.posted_taken;
+}
 
 class Registry {
 public:

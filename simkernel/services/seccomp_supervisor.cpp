@@ -104,6 +104,11 @@ struct SeccompSupervisor::Entry {
     struct Sleep {
         uint64_t id;
         double seconds;
+        // Not a sleep: a clock read of the simulated thread (or an absolute sleep, which
+        // reads the clock), kept until the server has served the commands the rank posted
+        // without waiting (wire::PostedCommand), then served as it came.
+        bool after_posted = false;
+        seccomp_notif request{};
     };
     std::thread worker;
     std::condition_variable cv;
@@ -189,8 +194,32 @@ bool simulated_sleep(Entry& e, double seconds)
     return true;
 }
 
-void sleep_worker(Entry* e, std::atomic<uint64_t>* sleeps_counter)
+// Commands the rank posted without waiting that the server has not served yet: the
+// simulated thread's clock stands as after the last of them only once they are.
+bool posted_pending(const wire::Slot& slot)
 {
+    return slot.posted_served.load(std::memory_order_acquire) != slot.posted_head.load(std::memory_order_acquire);
+}
+
+// The system calls whose answer depends on the simulated thread's clock.
+bool reads_clock(const seccomp_notif& req)
+{
+    const __u64* args = req.data.args;
+    switch (req.data.nr) {
+    case SYS_clock_gettime: return is_virtual_clock(static_cast<clockid_t>(static_cast<int32_t>(args[0])));
+    case SYS_gettimeofday:
+    case SYS_time: return true;
+    case SYS_clock_nanosleep: return static_cast<int>(args[1]) & TIMER_ABSTIME;
+    default: return false;
+    }
+}
+
+}  // namespace
+
+void SeccompSupervisor::worker_loop(Entry& entry)
+{
+    Entry* e = &entry;
+    std::atomic<uint64_t>* sleeps_counter = &sleeps_;
     Notif notif;
     if (!notif) return;
     std::unique_lock lock(e->mutex);
@@ -199,6 +228,22 @@ void sleep_worker(Entry* e, std::atomic<uint64_t>* sleeps_counter)
         if (e->sleeps.empty()) return;  // stopping with nothing pending
         Entry::Sleep sleep = e->sleeps.front();
         e->sleeps.pop_front();
+        if (sleep.after_posted) {
+            // The gate serves them whatever the rank does; the thread is blocked in its
+            // system call meanwhile, and a rank that dies takes the notification with it.
+            lock.unlock();
+            while (posted_pending(*e->slot) && !e->stop.load() && seccomp_notify_id_valid(e->fd, sleep.id) == 0) {
+                timespec pause{0, 20'000};
+                nanosleep(&pause, nullptr);
+            }
+            lock.lock();
+            if (e->stop.load() || !e->attached) {
+                respond(e->fd, notif.resp, sleep.id, 0, 0, true);
+                continue;
+            }
+            serve(*e, sleep.request, lock);
+            continue;
+        }
         bool slept = false;
         if (!e->stop.load() && e->attached) {
             // The slot is free only while no thread of the rank is inside call() (a
@@ -220,7 +265,6 @@ void sleep_worker(Entry* e, std::atomic<uint64_t>* sleeps_counter)
     }
 }
 
-}  // namespace
 
 SeccompSupervisor::SeccompSupervisor()
 {
@@ -378,13 +422,24 @@ void SeccompSupervisor::handle(Entry& e)
         continued_.fetch_add(1, std::memory_order_relaxed);
         respond(e.fd, notif.resp, req.id, 0, 0, true);
     };
+    std::unique_lock lock(e.mutex);
+    if (!e.attached || req.data.arch != AUDIT_ARCH_X86_64) return let_through();
+    serve(e, req, lock);
+}
+
+void SeccompSupervisor::serve(Entry& e, const seccomp_notif& req, std::unique_lock<std::mutex>& lock)
+{
+    (void)lock;
+    static thread_local Notif notif;
+    if (!notif) return;
+    auto let_through = [&] {
+        continued_.fetch_add(1, std::memory_order_relaxed);
+        respond(e.fd, notif.resp, req.id, 0, 0, true);
+    };
     auto answer = [&](int64_t value, int error) {
         (error ? errors_ : served_).fetch_add(1, std::memory_order_relaxed);
         respond(e.fd, notif.resp, req.id, value, error, false);
     };
-
-    std::unique_lock lock(e.mutex);
-    if (!e.attached || req.data.arch != AUDIT_ARCH_X86_64) return let_through();
 
     const pid_t pid = static_cast<pid_t>(req.pid);
     const __u64* args = req.data.args;
@@ -397,6 +452,14 @@ void SeccompSupervisor::handle(Entry& e)
     // sleeps are real. Descendants, which inherited the filter, run with real time.
     const bool simulated = pid == e.tid;
     if (!simulated && !e.is_rank_thread(pid)) return let_through();
+    // The simulated thread's clock, while commands it posted wait for the server: its
+    // worker serves the call once they are served; this thread goes on with the others.
+    if (simulated && reads_clock(req) && posted_pending(*e.slot)) {
+        e.sleeps.push_back(Entry::Sleep{req.id, 0.0, true, req});
+        if (!e.worker.joinable()) e.worker = std::thread([this, entry = &e] { worker_loop(*entry); });
+        e.cv.notify_one();
+        return;
+    }
     auto clock_at = [&](ClockKind kind) {
         return simulated ? clock_value_ns(kind, e.now(), e.epoch)
                          : clock_value_at_ns(kind, e.other_thread_now_ns(), e.epoch);
@@ -441,7 +504,7 @@ void SeccompSupervisor::handle(Entry& e)
         int64_t duration = sleep_duration_ns(absolute, request, now_ns);
         if (absolute && duration == 0) return answer(0, 0);  // already past: no scheduling point
         e.sleeps.push_back(Entry::Sleep{req.id, ns_to_seconds(duration)});
-        if (!e.worker.joinable()) e.worker = std::thread(sleep_worker, &e, &sleeps_);
+        if (!e.worker.joinable()) e.worker = std::thread([this, entry = &e] { worker_loop(*entry); });
         e.cv.notify_one();
         return;
     }

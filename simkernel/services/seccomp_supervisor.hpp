@@ -29,6 +29,8 @@
 
 #include "s4bxi/wire.hpp"
 
+struct seccomp_notif;
+
 namespace s4bxi::sim {
 
 class SeccompSupervisor {
@@ -63,6 +65,9 @@ public:
 private:
     void poll_loop();
     void handle(Entry& entry);
+    // Serves a notification received from `entry` (under its mutex, held by `lock`).
+    void serve(Entry& entry, const ::seccomp_notif& request, std::unique_lock<std::mutex>& lock);
+    void worker_loop(Entry& entry);
     void wake_poller();
 
     mutable std::mutex mutex_;
