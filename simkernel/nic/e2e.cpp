@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include <simgrid/kernel/Timer.hpp>
+
 #include "nic/nic_model.hpp"
 #include "scheduling/gate.hpp"
 
@@ -74,7 +76,15 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
     // The message holds its transfer, which holds this record: drop the message, or the
     // pair would outlive the run (and the payload with it).
     record->message.reset();
+    if (record.get() == armed_) disarm();
     changed_->notify_all();
+}
+
+void E2eTracker::disarm()
+{
+    if (deadline_timer_) deadline_timer_->remove();
+    deadline_timer_ = nullptr;
+    armed_ = nullptr;
 }
 
 bool E2eTracker::take_credits(Message& message, VirtualNetwork vn)
@@ -124,7 +134,14 @@ void E2eTracker::release_credits(E2eRecord& record)
 }
 
 // The retransmission timer. It only sleeps while some message is unacknowledged, so a
-// quiet node leaves no pending timer that would drag simulated time forward.
+// quiet node leaves no pending timer that would drag simulated time forward. The deadline
+// is a kernel timer that acknowledge() removes at once, not a timed wait of changed_:
+// the timeout of that wait stayed among the engine's next events until this actor ran
+// again, after the ACK's notification. The gate, looking for the next event in between
+// while a rank waited outside the simulation, took it for one 10 s on and let simulated
+// time run there for nothing (SOS's threaded tests, whose main threads wait outside in
+// pthread_join while their threads call Portals, ended at hundreds or thousands of
+// simulated seconds, in multiples of the retry timeout, with no retransmission).
 void E2eTracker::loop()
 {
     std::unique_lock lock(*mutex_);
@@ -137,7 +154,14 @@ void E2eTracker::loop()
         }
         E2eRecordPtr record = pending_.front();
         if (sg4::Engine::get_clock() < record->deadline) {
-            changed_->wait_until(lock, record->deadline);
+            armed_ = record.get();
+            deadline_timer_ = simgrid::kernel::timer::Timer::set(record->deadline, [this] {
+                deadline_timer_ = nullptr;  // the engine deletes a timer that fired
+                armed_ = nullptr;
+                changed_->notify_all();
+            });
+            changed_->wait(lock);
+            disarm();
             continue;
         }
         pending_.pop_front();

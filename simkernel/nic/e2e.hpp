@@ -54,6 +54,7 @@ public:
 
 private:
     void loop();
+    void disarm();
     void give_up(const E2eRecordPtr& record);
     void release_credits(E2eRecord& record);
 
@@ -66,6 +67,10 @@ private:
     simgrid::s4u::MutexPtr mutex_;
     simgrid::s4u::ConditionVariablePtr changed_;
     std::deque<E2eRecordPtr> pending_;  // in deadline order: the timeout is constant
+    // The deadline the loop sleeps until (that of the first record of pending_), and that
+    // record: acknowledging it removes the timer at once (loop()).
+    simgrid::kernel::timer::Timer* deadline_timer_ = nullptr;
+    const E2eRecord* armed_ = nullptr;
     // In-flight credits: per (VN, target NID) and per (VN, source pid, target pid, target NID).
     std::map<std::tuple<uint32_t, uint32_t>, uint32_t> to_target_;
     std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, uint32_t> to_process_;

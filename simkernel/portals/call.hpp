@@ -146,7 +146,16 @@ private:
     // Returns true when PtlAbort interrupted the wait.
     bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
-        if (ticket_) park_if_needed(r_, request_, *ticket_);
+        if (ticket_ && !ticket_->parked) {
+            park_if_needed(r_, request_, *ticket_);
+            // Parking is simcalls (the next proxy's creation, the gate's wake-up), during
+            // which other actors ran: the NIC may have written the count or the event this
+            // wait waits for, and notified before this proxy waited. The caller looks at
+            // its condition again before it waits. Without this, a parked PtlCTWait whose
+            // counter had reached its test waited for ever (SOS's mt_membar: the counter
+            // at 214, the fence's wait for 214 never answered).
+            if (ticket_->parked) return std::exchange(p_.abort_requested, false);
+        }
         // A parked wait is no poll: p_.waiting tells the gate that a poll's proxy is in its wait.
         const bool parked = ticket_ && ticket_->parked;
         // The wait's timeout exists once the engine has handled the wait, after this

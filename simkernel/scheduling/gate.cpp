@@ -536,6 +536,17 @@ void gate_actor()
             continue;
         }
         // Some ranks are blocked outside: they do not hold time, but they may come back.
+        // The gate waits in simulated time until the next event: it must be the next one
+        // indeed. Actors it just made ready (proxies it dispatched to, NIC actors woken
+        // by them) have not started their activities yet: before they have, the next
+        // event seen could be an E2E retry deadline 10 s on, of a message whose ACK they
+        // were about to bring. The gate then slept until that date, the ACK came
+        // meanwhile, and with nothing else to do the engine ran the clock to the gate's
+        // wake-up. A rank whose simulated thread waits outside while its other threads
+        // call Portals (SOS's threaded tests join their threads) went from one such jump
+        // to the next: hundreds or thousands of simulated seconds, by multiples of the
+        // retry timeout, for a run of 200 us.
+        if (others_ran_on_yield()) continue;
         double next = next_event_delay();
         if (next >= 0) {
             advance_for(next);

@@ -17,4 +17,16 @@ static inline void expect(int condition, const char *what)
 
 #define EXPECT_RC(call, rc) expect((call) == (rc), #call " == " #rc)
 
+#ifdef PORTALS4_H
+/* Rank 0 alone: Portals up, a matching physical NI with `pid`, and the rank's own id (the
+ * target of its puts to itself). */
+static inline void open_lone_rank(ptl_pid_t pid, ptl_handle_ni_t *ni, ptl_process_t *self)
+{
+    rank = 0;
+    EXPECT_RC(PtlInit(), PTL_OK);
+    EXPECT_RC(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, pid, NULL, NULL, ni), PTL_OK);
+    EXPECT_RC(PtlGetPhysId(*ni, self), PTL_OK);
+}
+#endif
+
 #endif

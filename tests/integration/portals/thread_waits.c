@@ -133,11 +133,8 @@ static void *late_increments(void *arg)
 
 int main(void)
 {
-    rank = 0;
     static uint64_t target[1], source[1] = {42};
-    EXPECT_RC(PtlInit(), PTL_OK);
-    EXPECT_RC(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), PTL_OK);
-    EXPECT_RC(PtlGetPhysId(ni, &self), PTL_OK);
+    open_lone_rank(PID, &ni, &self);
     EXPECT_RC(PtlCTAlloc(ni, &ct), PTL_OK);
     EXPECT_RC(PtlEQAlloc(ni, 16, &eq), PTL_OK);
     ptl_pt_index_t pt;
