@@ -763,20 +763,6 @@ void await_parked_result(uint32_t index)
     wait.state.store(static_cast<uint32_t>(wire::ParkedState::Free), std::memory_order_release);
 }
 
-// Memory a large payload may land in: the rank's delivery thread is due (delivery_thread.hpp).
-// Started here, after the wall stamp, its cost is the interposer's (cpu_accounting.hpp).
-void start_delivery_thread_if_due(wire::Op op, const void* args)
-{
-    const uint64_t from = g_state.welcome.copy_once_from;
-    if (op == wire::Op::PtlMDBind) {
-        const auto* bind = static_cast<const wire::MDBindArgs*>(args);
-        if (!(bind->options & PTL_IOVEC)) start_delivery_thread_for(*g_state.slot, bind->length, from);
-    } else if (op == wire::Op::PtlMEAppend) {
-        const auto* entry = static_cast<const wire::MEAppendArgs*>(args);
-        if (!(entry->options & PTL_IOVEC)) start_delivery_thread_for(*g_state.slot, entry->length, from);
-    }
-}
-
 }  // namespace
 
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
@@ -786,7 +772,9 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
     ++t_requests;
-    start_delivery_thread_if_due(op, args);
+    // Memory a large payload may land in: the delivery thread is due. Started here, after
+    // the wall stamp, its cost is the interposer's (cpu_accounting.hpp).
+    start_delivery_thread_if_due(*g_state.slot, op, args, g_state.welcome.copy_once_from);
     const bool simulated_thread = on_simulated_thread();
     if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;

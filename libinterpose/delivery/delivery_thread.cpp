@@ -1,5 +1,7 @@
 #include "delivery/delivery_thread.hpp"
 
+#include <portals4.h>
+
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -101,6 +103,17 @@ void start_delivery_thread_for(wire::Slot& slot, uint64_t length, uint64_t copy_
     for (int slice = 0; slice < 100 && id.load(std::memory_order_seq_cst) == 0; ++slice) {
         timespec timeout{0, 10'000'000};
         futex(&id, FUTEX_WAIT, 0, &timeout);
+    }
+}
+
+void start_delivery_thread_if_due(wire::Slot& slot, wire::Op op, const void* args, uint64_t copy_once_from)
+{
+    if (op == wire::Op::PtlMDBind) {
+        const auto* bind = static_cast<const wire::MDBindArgs*>(args);
+        if (!(bind->options & PTL_IOVEC)) start_delivery_thread_for(slot, bind->length, copy_once_from);
+    } else if (op == wire::Op::PtlMEAppend) {
+        const auto* entry = static_cast<const wire::MEAppendArgs*>(args);
+        if (!(entry->options & PTL_IOVEC)) start_delivery_thread_for(slot, entry->length, copy_once_from);
     }
 }
 

@@ -12,4 +12,7 @@ namespace s4bxi::interpose {
 // program that never does has no extra thread. Idempotent; any thread may call it.
 void start_delivery_thread_for(wire::Slot& slot, uint64_t length, uint64_t copy_once_from);
 
+// The same for a request about to be made: a PtlMDBind or PtlMEAppend of contiguous memory.
+void start_delivery_thread_if_due(wire::Slot& slot, wire::Op op, const void* args, uint64_t copy_once_from);
+
 }  // namespace s4bxi::interpose
