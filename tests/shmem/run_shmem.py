@@ -105,7 +105,7 @@ def applies(entry, ranks, model=None):
     expected failure's `models`, all of them without it)."""
     if entry is None or (entry[0] is not None and ranks not in entry[0]):
         return False
-    return model is None or len(entry) < 5 or entry[4] is None or model in entry[4]
+    return model is None or entry[4] is None or model in entry[4]
 
 
 def last_lines(text, count=2):
