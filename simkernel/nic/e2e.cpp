@@ -48,6 +48,9 @@ void E2eTracker::start()
     if (!spec_.e2e) return;
     auto actor = sg4::Actor::create(nic_.hosts().name + "_E2E", nic_.hosts().nic, [this] { loop(); });
     actor->daemonize();
+    // Daemons are killed when the last rank ends; a deadline left armed would keep the
+    // engine running, and simulated time with it, up to a retransmission nobody sends.
+    actor->on_exit([this](bool) { disarm(); });
 }
 
 E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous)
