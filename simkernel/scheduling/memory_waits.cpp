@@ -26,7 +26,25 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     // append, dropped then retransmitted seconds later.
     if (!r.memory_waits || !exposes_memory(r)) return false;
     uint64_t base = std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), r.memory_budget_base_ns);
+    // A budget spent taking page faults went to computing: a loop that reads the same
+    // words waiting for a write takes none, a program filling memory it has not touched
+    // yet (a fresh array of the symmetric heap) takes one per page or huge page. Taken to
+    // wait, such a rank let simulated time run to a write that reached it while it
+    // computed, and made its next call at that date or at its own, as the host's speed
+    // had it (SOS's bigput on 4 ranks). The budget starts again after faults; the gate
+    // must have seen a whole budget's faults, from a look at its beginning.
+    bool first_look = r.memory_fault_window != base;
+    if (first_look) {
+        r.memory_fault_window = base;
+        r.memory_fault_mark = r.thread_cpu.page_faults();
+    }
     if (cpu_now_ns < base + kMemoryWaitCpuNs) return false;
+    if (uint64_t faults = r.thread_cpu.page_faults(); first_look || faults != r.memory_fault_mark) {
+        r.memory_budget_base_ns = cpu_now_ns;
+        r.memory_fault_window = std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), cpu_now_ns);
+        r.memory_fault_mark = faults;
+        return false;
+    }
     XBT_DEBUG("rank %d waits on its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
     r.waits_on_memory = true;
     ++g_memory_waiters;

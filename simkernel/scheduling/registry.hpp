@@ -111,10 +111,14 @@ struct RankRecord {
     double threads_checked_wall = 0.0;
     bool other_thread_may_call = false;  // as last seen
     // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
-    // it is taken to wait now, and its CPU time when it last got a reply or a write.
+    // it is taken to wait now, and its CPU time when it last got a reply or a write; the
+    // page faults of its simulated thread when the gate first looked at the budget that
+    // began at CPU time memory_fault_window.
     bool memory_waits = false;
     bool waits_on_memory = false;
     uint64_t memory_budget_base_ns = 0;
+    uint64_t memory_fault_window = UINT64_MAX;
+    uint64_t memory_fault_mark = 0;
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request

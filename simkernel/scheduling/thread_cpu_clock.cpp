@@ -15,11 +15,25 @@ ThreadCpuClock::ThreadCpuClock(pid_t pid, pid_t tid)
     char path[96];
     std::snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
     schedstat_fd_ = open(path, O_RDONLY | O_CLOEXEC);
-    if (schedstat_fd_ < 0) {
-        std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
-        stat_fd_ = open(path, O_RDONLY | O_CLOEXEC);
-    }
+    std::snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    stat_fd_ = open(path, O_RDONLY | O_CLOEXEC);
 }
+
+namespace {
+
+// The fields of a stat file after the command name, which may contain spaces and
+// parentheses: from the state (field 3) on. nullptr when nothing can be read.
+const char* stat_fields(int fd, char* buffer, size_t size)
+{
+    if (fd < 0) return nullptr;
+    ssize_t n = pread(fd, buffer, size - 1, 0);
+    if (n <= 0) return nullptr;
+    buffer[n] = '\0';
+    const char* p = std::strrchr(buffer, ')');
+    return p ? p + 1 : nullptr;
+}
+
+}  // namespace
 
 ThreadCpuClock::~ThreadCpuClock()
 {
@@ -60,20 +74,23 @@ uint64_t ThreadCpuClock::now_ns() const
             return std::strtoull(buffer, nullptr, 10);
         }
     }
-    if (stat_fd_ >= 0) {
-        ssize_t n = pread(stat_fd_, buffer, sizeof buffer - 1, 0);
-        if (n > 0) {
-            buffer[n] = '\0';
-            // Fields after the command name (which may contain spaces): state is field 3,
-            // utime 14 and stime 15.
-            const char* p = std::strrchr(buffer, ')');
-            unsigned long long utime = 0, stime = 0;
-            if (p && std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2) {
-                static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-                return (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
-            }
-        }
+    // utime is field 14, stime 15.
+    unsigned long long utime = 0, stime = 0;
+    if (const char* p = stat_fields(stat_fd_, buffer, sizeof buffer);
+        p && std::sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2) {
+        static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+        return (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
     }
+    return 0;
+}
+
+uint64_t ThreadCpuClock::page_faults() const
+{
+    char buffer[512];
+    unsigned long long minor = 0, major = 0;
+    if (const char* p = stat_fields(stat_fd_, buffer, sizeof buffer);
+        p && std::sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minor, &major) == 2)
+        return minor + major;
     return 0;
 }
 

@@ -2,7 +2,8 @@
 // CLOCK_THREAD_CPUTIME_ID shows it: the scheduler's sum_exec_runtime, first field of
 // /proc/PID/task/TID/schedstat. Without CONFIG_SCHED_INFO, utime + stime of
 // /proc/PID/task/TID/stat (clock ticks). While the thread runs, the kernel brings the
-// figure up to date at each tick, so a reading may lag by one tick: never ahead.
+// figure up to date at each tick, so a reading may lag by one tick: never ahead. Also the
+// thread's page faults, from /proc/PID/task/TID/stat.
 #pragma once
 
 #include <sys/types.h>
@@ -23,6 +24,10 @@ public:
 
     // Nanoseconds of CPU time; 0 when the thread is gone or nothing can be read.
     uint64_t now_ns() const;
+
+    // Page faults the thread took (minor and major, field 10 and 12 of its stat file);
+    // 0 when nothing can be read.
+    uint64_t page_faults() const;
 
 private:
     void close_files();
