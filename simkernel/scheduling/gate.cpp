@@ -254,6 +254,34 @@ void advance_for(double delay)
     g_gate_wakes_at = -1.0;
 }
 
+// Set while the gate waits in simulated time for the next event with ranks outside the
+// simulation (advance_to_next_event). That event was the next one when the gate looked,
+// but it may be gone before its date: the E2E retransmission deadline of a message whose
+// acknowledgement was still on its way (its actors had not started their activities
+// yet) is removed when the acknowledgement lands. The gate, asleep until then, saw the
+// simulation fall idle and the engine run the clock 10 s on to its own wake-up: SOS's
+// mt_lock_test under the measured CPU model, whose main threads join their threads while
+// these call Portals, ended at 10 or 20 s of simulated time for 0.1 s of computation.
+// Woken each time the clock moves, it looks again at the date it has reached.
+bool g_gate_waits_for_next_event = false;
+
+void wake_gate_when_time_moves()
+{
+    sg4::Engine::on_time_advance_cb([](double) {
+        if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
+        g_gate_wakes_at = -1.0;
+        context().gate_wakeup->release();  // from maestro: done at once, nothing suspended
+    });
+}
+
+// The wait of advance_for for the next event, woken sooner by any other event.
+void advance_to_next_event(double delay)
+{
+    g_gate_waits_for_next_event = true;
+    advance_for(delay);
+    g_gate_waits_for_next_event = false;
+}
+
 // True when some simulated activity is under way (a transfer, a computation, a sleep, a
 // timed wait) or a timer is set: something that may still happen without any rank's help.
 // Unlike next_event_delay(), it leaves the models as they are: asking them for their next
@@ -413,6 +441,7 @@ void gate_actor()
     uint32_t bell_seen = bell.count.load();
     double outside_since = -1.0;
     const bool measured = ctx.config.cpu_model != wire::CpuModel::Zero;
+    wake_gate_when_time_moves();
 
     while (true) {
         ++g_sim_activity;
@@ -549,7 +578,7 @@ void gate_actor()
         if (others_ran_on_yield()) continue;
         double next = next_event_delay();
         if (next >= 0) {
-            advance_for(next);
+            advance_to_next_event(next);
             sg4::this_actor::yield();
             continue;
         }

@@ -1,0 +1,108 @@
+/* Ranks whose main thread waits outside the simulation (pthread_join) while their other
+ * threads make Portals calls to each other, as SOS's threaded tests do: simulated time
+ * runs through the calls' events and nowhere else. Each of the 2 ranks starts THREADS
+ * threads; each thread does ROUNDS fetch-adds of 1 on a counter word of the other rank,
+ * waiting for each reply (PtlCTWait on its own counter) and computing 20 us of CPU
+ * between two (the simulation falls idle meanwhile), then the main thread joins them and
+ * checks the sum its peer's threads added. The program prints its simulated time
+ * (CLOCK_MONOTONIC around the joined threads); check_joined_threads.py bounds it.
+ * usage: joined_threads (run on 2 ranks) */
+#define _POSIX_C_SOURCE 200809L
+#include <pmi.h>
+#include <portals4.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define PID 48
+#define PT 0
+#define THREADS 4
+#define ROUNDS 200
+
+static ptl_handle_ni_t ni;
+static ptl_process_t peer;
+static uint64_t word;  /* the peer's threads add to it */
+static int failed;
+
+static void check(int rc, const char* what)
+{
+    if (rc != PTL_OK) {
+        fprintf(stderr, "joined_threads: %s failed: %d\n", what, rc);
+        exit(2);
+    }
+}
+
+/* Computes for about `ns` of the thread's CPU time: the simulation falls idle meanwhile. */
+static void compute(long ns)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+    do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < ns);
+}
+
+static void* adder(void* arg)
+{
+    (void)arg;
+    uint64_t one = 1, old = 0;
+    ptl_handle_ct_t replies;
+    ptl_handle_md_t put_md, get_md;
+    check(PtlCTAlloc(ni, &replies), "PtlCTAlloc");
+    ptl_md_t put_desc = {&one, sizeof one, PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, PTL_CT_NONE};
+    ptl_md_t get_desc = {&old, sizeof old, PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, replies};
+    check(PtlMDBind(ni, &put_desc, &put_md), "PtlMDBind");
+    check(PtlMDBind(ni, &get_desc, &get_md), "PtlMDBind");
+    for (ptl_size_t i = 1; i <= ROUNDS; ++i) {
+        ptl_ct_event_t count;
+        check(PtlFetchAtomic(get_md, 0, put_md, 0, sizeof one, peer, PT, 0, 0, NULL, 0, PTL_SUM, PTL_UINT64_T),
+              "PtlFetchAtomic");
+        check(PtlCTWait(replies, i, &count), "PtlCTWait");
+        if (count.failure) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+        compute(20000);
+    }
+    PtlMDRelease(put_md);
+    PtlMDRelease(get_md);
+    PtlCTFree(replies);
+    return NULL;
+}
+
+int main(void)
+{
+    int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
+    ptl_pt_index_t pt;
+    ptl_handle_le_t le;
+    check(PtlInit(), "PtlInit");
+    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
+    check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), "PtlPTAlloc");
+    ptl_le_t target = {&word, sizeof word, PTL_CT_NONE, PTL_UID_ANY,
+                       PTL_LE_OP_PUT | PTL_LE_OP_GET | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
+    check(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
+    peer.phys.nid = (ptl_nid_t)(rank ^ 1);
+    peer.phys.pid = PID;
+    int spawned;
+    if (PMI_Init(&spawned) != PMI_SUCCESS || PMI_Barrier() != PMI_SUCCESS) {  /* both entries are appended */
+        fprintf(stderr, "joined_threads: PMI barrier failed\n");
+        return 2;
+    }
+
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; ++i) pthread_create(&threads[i], NULL, adder, NULL);
+    for (int i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+
+    if (PMI_Barrier() != PMI_SUCCESS) {  /* the peer's adds are all in */
+        fprintf(stderr, "joined_threads: PMI barrier failed\n");
+        return 2;
+    }
+    int ok = !failed && word == (uint64_t)THREADS * ROUNDS;
+    printf("joined_threads: rank %d: word %llu (expected %d), threads_ns=%lld %s\n", rank, (unsigned long long)word,
+           THREADS * ROUNDS, (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec),
+           ok ? "ok" : "FAILED");
+    PtlNIFini(ni);
+    PtlFini();
+    return ok ? 0 : 1;
+}
