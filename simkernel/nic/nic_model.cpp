@@ -393,7 +393,6 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         RankPortals& owner = *found.ni->owner;
         t.state = TransferState::Received;
         t.matched = true;
-        count_entry(owner, entry, t);
         bool ok = true;
         if (fetch_atomic) {
             RankRegion fetch = t.get_md.region(t.initiator->rank->pid);
@@ -406,6 +405,10 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
                                     t.local_offset, t.mlength);
         }
         if (!ok) t.fail = PTL_NI_SEGV;
+        // Counted once the operation is done, as rx_put and rx_atomic count: a count is
+        // visible at once (a PtlCTWait read in the rank's mirror, a trigger it fires), and
+        // the bytes of a fetching atomic must already be in the target's memory then.
+        count_entry(owner, entry, t);
         bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));  // as rx_put
         ptl_event_t event = target_event(fetch_atomic ? PTL_EVENT_FETCH_ATOMIC : PTL_EVENT_GET, t, entry, *found.ni);
         if (!fetch_atomic) event.hdr_data = 0;
