@@ -106,9 +106,12 @@ void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire:
     std::memcpy(wait.result, reply.args, sizeof wait.result);
     if (!request.other_thread) {
         r.simulated_thread_parked = false;
-        r.phase = RankPhase::Computing;
-        // Another thread's request in service restores this phase when it ends.
+        // Another thread's request in service restores this phase when it ends. Until
+        // then the rank stays waiting: a computing rank whose slot holds a request is one
+        // the gate dispatches, and it dispatched that request a second time (served twice,
+        // and the second reply answered the thread's next request: "reply out of sequence").
         r.phase_before_dispatch = RankPhase::Computing;
+        if (!r.in_service) r.phase = RankPhase::Computing;
         r.asleep_since_wall = -1.0;
     }
     slot_state = ParkedSlot{};
