@@ -1,11 +1,11 @@
-// Blocking waits that let go of the rank's slot (DESIGN.md "Threads do not hold a rank's
-// channel while they wait"). A rank has one slot, which its threads take in turns. A
-// blocking wait (PtlCTWait, PtlEQWait, PtlCTPoll and PtlEQPoll with a timeout) is parked:
-// another thread's at once, the simulated thread's while another thread waits for the turn
-// (wire::Slot::turn_waiters). Parking answers the request with wire::kParkedRc, so the
-// slot is free; the proxy actor goes on waiting in simulated time as the wait's own actor,
-// and a new proxy serves the rank's next requests. The wait's result goes to the waiting
-// thread's own wire::ParkedWait, in the rank's memory: any number of threads may wait.
+// Blocking waits that let go of the rank's slot (docs/time.md "On which threads"). A rank
+// has one slot, which its threads take in turns. A blocking wait (PtlCTWait, PtlEQWait,
+// PtlCTPoll and PtlEQPoll with a timeout) is parked: another thread's at once, the
+// simulated thread's while another thread waits for the turn (wire::Slot::turn_waiters).
+// Parking answers the request with wire::kParkedRc, so the slot is free; the proxy actor
+// goes on waiting in simulated time as the wait's own actor, and a new proxy serves the
+// rank's next requests. The wait's result goes to the waiting thread's own
+// wire::ParkedWait, in the rank's memory: any number of threads may wait.
 #pragma once
 
 #include <cstdint>
