@@ -614,8 +614,8 @@ namespace {
 // served (a ticket lock). Open MPI's progress loop calls again as soon as a call returns:
 // a lock that let it take the turn straight back starved the thread that waited to send,
 // while every empty poll moved simulated time on. The thread that has its turn is
-// g_turn_holder; the others sleep on g_turn_serving. A thread blocked in a Portals wait
-// keeps its turn until the wait ends.
+// g_turn_holder; the others sleep on g_turn_serving, counted in the slot's turn_waiters.
+// A thread blocked in a Portals wait keeps its turn until the server parks the wait.
 std::atomic<uint32_t> g_turn_next{0};     // the next ticket to hand out
 std::atomic<uint32_t> g_turn_serving{0};  // the ticket whose turn it is
 std::atomic<int32_t> g_turn_holder{0};
@@ -631,33 +631,29 @@ bool try_take_turn()
     return true;
 }
 
-// Set while the thread holding the turn is in a blocking wait the server may park: a
-// thread that waits for the turn then asks for it (wire::Slot::park_requests), again at
-// each of its wake-ups, so that a request the server could not act on yet is not lost.
-std::atomic<bool> g_holder_in_blocking_wait{false};
-
-void ask_to_park_holder()
-{
-    if (!g_holder_in_blocking_wait.load(std::memory_order_acquire)) return;
-    g_state.slot->park_requests.fetch_add(1, std::memory_order_acq_rel);
-    ring_doorbell(*g_state.doorbell);
-}
-
 
 void take_turn()
 {
     t_waiting_for_turn = true;
     uint32_t ticket = g_turn_next.fetch_add(1, std::memory_order_acquire);
+    // Counted in the slot while it waits, and the gate told: the server parks a blocking
+    // wait of the holder's as long as some thread waits (wire::Slot::turn_waiters).
+    bool counted = false;
     while (true) {
         uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
         if (serving == ticket) break;
-        ask_to_park_holder();
+        if (!counted) {
+            counted = true;
+            g_state.slot->turn_waiters.fetch_add(1, std::memory_order_seq_cst);
+            ring_doorbell(*g_state.doorbell);
+        }
         g_turn_waiters.fetch_add(1, std::memory_order_seq_cst);
         timespec timeout{0, 1000000};
         if (g_turn_serving.load(std::memory_order_seq_cst) == serving)
             syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_turn_serving), FUTEX_WAIT, serving, &timeout, nullptr, 0);
         g_turn_waiters.fetch_sub(1, std::memory_order_relaxed);
     }
+    if (counted) g_state.slot->turn_waiters.fetch_sub(1, std::memory_order_seq_cst);
     g_turn_holder.store(current_tid(), std::memory_order_relaxed);
     t_waiting_for_turn = false;
 }
@@ -743,24 +739,24 @@ void clock_after_reply(double sim_time, bool accounted)
     g_state.ledger.returned(accounted ? wall_ns : 0);
 }
 
-// The server parked this thread's blocking wait (wire::ParkedWait) and the slot is free
-// for the rank's other threads: sleep until the wait's result is written.
-void await_parked_result(uint32_t index)
+// The server parked this thread's blocking wait and the slot is free for the rank's other
+// threads: sleep until the server has written the wait's result into `wait`, this
+// thread's own (the server wakes every parked thread of the rank at each result).
+void await_parked_result(wire::ParkedWait& wait)
 {
-    if (index >= wire::kMaxParkedWaits) fatal("internal error: parked wait out of range");
-    wire::ParkedWait& wait = g_state.slot->parked[index];
+    std::atomic<uint32_t>& results = g_state.slot->parked_done;
     const uint32_t done = static_cast<uint32_t>(wire::ParkedState::Done);
-    uint32_t seen;
-    while ((seen = wait.state.load(std::memory_order_acquire)) != done) {
+    while (true) {
+        uint32_t seen = results.load(std::memory_order_seq_cst);
+        if (wait.state.load(std::memory_order_acquire) == done) break;
         timespec timeout{1, 0};
-        futex(&wait.state, FUTEX_WAIT, seen, &timeout);
+        futex(&results, FUTEX_WAIT, seen, &timeout);
         if (wait.state.load(std::memory_order_acquire) != done && !server_alive())
             fatal("the simulation server is gone; stopping");
     }
     t_last_reply.rc = wait.rc;
     t_last_reply.sim_time = wait.sim_time;
     memcpy(t_last_reply.args, wait.result, sizeof wait.result);
-    wait.state.store(static_cast<uint32_t>(wire::ParkedState::Free), std::memory_order_release);
 }
 
 }  // namespace
@@ -786,6 +782,10 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     const bool accounted = !g_state.in_reading && simulated_thread;
     wire::Slot& slot = *g_state.slot;
     bool parked = false;
+    // Where the server writes this call's result if it parks the wait: this frame lasts
+    // until the result is read.
+    wire::ParkedWait parked_result{};
+    parked_result.state.store(static_cast<uint32_t>(wire::ParkedState::Waiting), std::memory_order_relaxed);
     {
         SlotTurn turn;
         claim_slot();
@@ -802,8 +802,8 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         request.other_thread = simulated_thread ? 0 : 1;
         request.tid = current_tid();
         if (args_size) memcpy(request.args, args, args_size);
-        const bool blocking_wait = wire::parkable(op, request.args);
-        if (blocking_wait) g_holder_in_blocking_wait.store(true, std::memory_order_release);
+        request.parked_record =
+            wire::parkable(op, request.args) ? reinterpret_cast<uint64_t>(&parked_result) : 0;
         slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
         ring_doorbell(*g_state.doorbell);
 
@@ -815,7 +815,6 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
             if (slot.state.load(std::memory_order_acquire) != replied && !server_alive())
                 fatal("the simulation server is gone; stopping");
         }
-        if (blocking_wait) g_holder_in_blocking_wait.store(false, std::memory_order_release);
         t_last_reply = slot.reply;
         if (t_last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
         parked = t_last_reply.rc == wire::kParkedRc;
@@ -833,7 +832,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         }
     }
     if (!parked) return t_last_reply;
-    await_parked_result(wire::args_as<wire::ParkedReply>(t_last_reply.args).index);
+    await_parked_result(parked_result);
     if (simulated_thread) {
         clock_after_reply(t_last_reply.sim_time, accounted);
         t_in_call = false;

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 11;
+inline constexpr uint32_t kVersion = 12;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -145,6 +145,9 @@ struct Request {
     // thread's state (computing or blocked outside) as it was.
     uint32_t other_thread;
     int32_t tid;  // kernel thread id of the thread that made the request
+    // A blocking wait's (parkable()): the address, in the rank's memory, of the thread's
+    // ParkedWait, where the server writes the wait's result if it parks it; 0 otherwise.
+    uint64_t parked_record;
     alignas(8) uint8_t args[kArgBytes];
 };
 
@@ -155,28 +158,25 @@ struct Reply {
     alignas(8) uint8_t args[kArgBytes];
 };
 
-// The page mapped by the rank and the server. `state` is the futex word the rank waits on.
 // A blocking wait (PtlCTWait, PtlEQWait, PtlCTPoll and PtlEQPoll with a timeout) that the
-// server parked: it answered the request with kParkedRc and the index of a ParkedWait, so
-// that the rank's other threads may use the slot while the wait goes on in simulated time.
-// The waiting thread sleeps on `state` until the server writes the wait's result there.
+// server parked: it answered the request with kParkedRc, so that the rank's other threads
+// may use the slot while the wait goes on in simulated time. The result goes to a
+// ParkedWait in the waiting thread's own memory (Request::parked_record), which the server
+// writes (process_vm_writev), `state` last; then it bumps the slot's `parked_done`, on
+// which every thread in a parked wait sleeps. Each wait has its record: there is no limit
+// to the number of threads in parked waits, and none of them holds the slot.
 inline constexpr int32_t kParkedRc = -0x5041524b;  // "PARK"
-inline constexpr uint32_t kMaxParkedWaits = 8;
 inline constexpr size_t kParkedResultBytes = 96;  // an EventReply or a CTReply
 
-enum class ParkedState : uint32_t { Free = 0, Waiting = 1, Done = 2 };
-
-struct ParkedReply {  // the args of a kParkedRc reply
-    uint32_t index;
-    uint32_t reserved;
-};
+enum class ParkedState : uint32_t { Waiting = 1, Done = 2 };
 
 struct ParkedWait {
-    std::atomic<uint32_t> state;  // ParkedState; the thread sleeps on it (futex)
+    std::atomic<uint32_t> state;  // ParkedState
     int32_t rc;
     double sim_time;
     alignas(8) uint8_t result[kParkedResultBytes];
 };
+static_assert(offsetof(ParkedWait, state) == 0 && sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
 // A copy order of the server to a rank's delivery thread (libinterpose/delivery): "read
 // `length` bytes at `source_address` of process `source_pid` into my `target_address`".
@@ -237,9 +237,14 @@ struct alignas(64) Slot {
     // Exit status + 1 of a thread that exits the process while another thread's request
     // holds the slot (0: none): the server reads it when the process is gone.
     std::atomic<uint32_t> exit_status_plus_one;
-    // Bumped by a thread that waits for the rank's turn while the thread holding it is in
-    // a blocking wait: the server then parks that wait (ParkedWait).
-    std::atomic<uint32_t> park_requests;
+    // Threads of the rank waiting for their turn at the slot: while there are any, the
+    // server parks the blocking wait of the thread that holds it (ParkedWait), and the
+    // rank is not deadlocked (one of them may make the call the rank waits for). A thread
+    // that starts to wait rings the doorbell.
+    std::atomic<uint32_t> turn_waiters;
+    // Bumped by the server each time it has written a parked wait's result (ParkedWait):
+    // the threads in parked waits sleep on it (futex) and look at their own record.
+    std::atomic<uint32_t> parked_done;
     // Posted commands (PostedCommand): written by the simulated thread, which then bumps
     // posted_head; the server bumps posted_served after serving each one, and wakes the
     // rank if it sleeps on that word (posted_sleepers) waiting for the server to catch up.
@@ -249,7 +254,6 @@ struct alignas(64) Slot {
     PostedCommand posted[kPostedRing];
     Request request;
     Reply reply;
-    ParkedWait parked[kMaxParkedWaits];
     Delivery delivery;
 
     // The simulated time of the last reply, as the rank counts its clock from.

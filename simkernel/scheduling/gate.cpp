@@ -499,7 +499,7 @@ void gate_actor()
                 continue;
             }
             if (posted(r)) {
-                batch.push_back(&r);
+                if (!r.in_service) batch.push_back(&r);  // never a request in service a second time
                 continue;
             }
             if (r.outside_wait == OutsideWait::Others) {  // announced: no need to guess

@@ -17,6 +17,7 @@
 #include "s4bxi/thread_state.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
+#include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_parked, "Parked blocking waits");
 
@@ -53,22 +54,18 @@ bool parkable(const wire::Request& request)
 
 void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& ticket)
 {
-    if (ticket.parked || !parkable(request)) return;
+    if (ticket.parked || !parkable(request) || request.parked_record == 0) return;
     if (!request.other_thread && !r.park_requested) return;
-    // A record is free once its thread has taken the result of its last wait (it sets it
-    // Free), not when that result was written: reusing it earlier would overwrite a result
-    // the thread has not read, and leave that thread waiting for ever.
+    // The result goes to the thread's own record: any number of waits may be parked.
     wire::Slot& slot = *r.slot.object;
-    uint32_t index = 0;
-    while (index < wire::kMaxParkedWaits &&
-           (r.parked[index].used ||
-            slot.parked[index].state.load(std::memory_order_acquire) != static_cast<uint32_t>(wire::ParkedState::Free)))
-        ++index;
-    if (index == wire::kMaxParkedWaits) return;  // every ParkedWait in use: this wait keeps the slot
+    auto free = std::find_if(r.parked.begin(), r.parked.end(), [](const ParkedSlot& s) { return !s.used; });
+    auto index = static_cast<uint32_t>(free - r.parked.begin());
+    if (free == r.parked.end()) r.parked.emplace_back();
     ParkedSlot& slot_state = r.parked[index];
     slot_state.used = true;
     slot_state.other_thread = request.other_thread != 0;
     slot_state.tid = request.tid;
+    slot_state.record = request.parked_record;
     slot_state.wall_deadline = ticket.wall_timeout >= 0 ? wall_now() + ticket.wall_timeout : -1.0;
     slot_state.timed_out = false;
     slot_state.actor = sg4::Actor::self();
@@ -76,12 +73,10 @@ void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& tic
     ticket.index = index;
     r.park_requested = false;
 
-    slot.parked[index].state.store(static_cast<uint32_t>(wire::ParkedState::Waiting), std::memory_order_relaxed);
     wire::Reply& reply = slot.reply;
     reply.rc = wire::kParkedRc;
     reply.seq = request.seq;
     reply.sim_time = sg4::Engine::get_clock();
-    wire::args_as<wire::ParkedReply>(reply.args) = {index, 0};
     if (request.other_thread) r.phase = r.phase_before_dispatch;
     else r.simulated_thread_parked = true;  // the rank stays in the simulation: it waits
     r.serving = nullptr;
@@ -100,33 +95,47 @@ void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& tic
 void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire::Reply& reply, const ParkTicket& ticket)
 {
     ParkedSlot& slot_state = r.parked[ticket.index];
-    wire::ParkedWait& wait = r.slot.object->parked[ticket.index];
+    // The result, then its state: the thread reads the result once it sees Done.
+    wire::ParkedWait wait{};
+    wait.state.store(static_cast<uint32_t>(wire::ParkedState::Done), std::memory_order_relaxed);
     wait.rc = reply.rc;
     wait.sim_time = reply.sim_time;
     std::memcpy(wait.result, reply.args, sizeof wait.result);
+    constexpr size_t kStateBytes = sizeof wait.state;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&wait);
+    uint64_t record = slot_state.record;
     if (!request.other_thread) {
         r.simulated_thread_parked = false;
-        r.phase = RankPhase::Computing;
-        // Another thread's request in service restores this phase when it ends.
+        // Another thread's request in service restores this phase when it ends. Until
+        // then the rank stays waiting: a computing rank whose slot holds a request is one
+        // the gate dispatches, and it dispatched that request a second time (served twice,
+        // and the second reply answered the thread's next request: "reply out of sequence").
         r.phase_before_dispatch = RankPhase::Computing;
+        if (!r.in_service) r.phase = RankPhase::Computing;
         r.asleep_since_wall = -1.0;
     }
     slot_state = ParkedSlot{};
     mark_reply(r);
-    wait.state.store(static_cast<uint32_t>(wire::ParkedState::Done), std::memory_order_seq_cst);
-    futex(&wait.state, FUTEX_WAKE, INT_MAX, nullptr);
+    // A process that is gone has no thread to tell.
+    if (write_interposer_memory(r.pid, record + kStateBytes, bytes + kStateBytes, sizeof wait - kStateBytes) &&
+        write_interposer_memory(r.pid, record, bytes, kStateBytes)) {
+        wire::Slot& slot = *r.slot.object;
+        slot.parked_done.fetch_add(1, std::memory_order_seq_cst);
+        futex(&slot.parked_done, FUTEX_WAKE, INT_MAX, nullptr);
+    }
     context().gate_wakeup->release();
 }
 
 bool look_at_parked_waits(RankRecord& r, double now)
 {
-    wire::Slot& slot = *r.slot.object;
-    if (uint32_t parks = slot.park_requests.load(std::memory_order_acquire); parks != r.park_requests_seen) {
-        r.park_requests_seen = parks;
-        if (r.phase == RankPhase::Waiting && r.serving && parkable(r.request) && r.portals) {
-            r.park_requested = true;
-            wake_rank_waits(r);
-        }
+    // As long as a thread waits for the turn, the blocking wait that holds it is parked
+    // as soon as it is served: a wait the server could not park when the thread began to
+    // wait (its request not dispatched yet) is parked later.
+    const bool turn_waited_for = r.slot.object->turn_waiters.load(std::memory_order_acquire) != 0;
+    if (turn_waited_for && !r.park_requested && r.phase == RankPhase::Waiting && r.serving && parkable(r.request) &&
+        r.portals) {
+        r.park_requested = true;
+        wake_rank_waits(r);
     }
     bool ends_by_itself = false;
     for (ParkedSlot& s : r.parked) {
@@ -137,6 +146,8 @@ bool look_at_parked_waits(RankRecord& r, double now)
         }
         ends_by_itself = true;
     }
+    // A thread waiting for the turn makes a call once it has it.
+    if (turn_waited_for) return true;
     if (r.portals_threads.empty()) return ends_by_itself;
     // A "no" is always fresh: the simulation may be about to stop for good on it.
     if (!r.other_thread_may_call || now - r.threads_checked_wall >= kThreadCheckInterval) {
@@ -150,7 +161,7 @@ void kill_parked_waits(RankRecord& r)
 {
     for (ParkedSlot& s : r.parked)
         if (s.used && s.actor) s.actor->kill();
-    r.parked.fill(ParkedSlot{});
+    r.parked.clear();
 }
 
 }  // namespace s4bxi::sim

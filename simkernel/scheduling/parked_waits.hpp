@@ -1,11 +1,11 @@
-// Blocking waits that let go of the rank's slot (DESIGN.md "Threads do not hold a rank's
-// channel while they wait"). A rank has one slot, which its threads take in turns. A
-// blocking wait (PtlCTWait, PtlEQWait, PtlCTPoll and PtlEQPoll with a timeout) is parked:
-// another thread's at once, the simulated thread's when another thread asks for the turn
-// (wire::Slot::park_requests). Parking answers the request with wire::kParkedRc, so the
-// slot is free; the proxy actor goes on waiting in simulated time as the wait's own actor,
-// and a new proxy serves the rank's next requests. The wait's result goes to a
-// wire::ParkedWait, on which the waiting thread sleeps.
+// Blocking waits that let go of the rank's slot (docs/time.md "On which threads"). A rank
+// has one slot, which its threads take in turns. A blocking wait (PtlCTWait, PtlEQWait,
+// PtlCTPoll and PtlEQPoll with a timeout) is parked: another thread's at once, the
+// simulated thread's while another thread waits for the turn (wire::Slot::turn_waiters).
+// Parking answers the request with wire::kParkedRc, so the slot is free; the proxy actor
+// goes on waiting in simulated time as the wait's own actor, and a new proxy serves the
+// rank's next requests. The wait's result goes to the waiting thread's own
+// wire::ParkedWait, in the rank's memory: any number of threads may wait.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace s4bxi::sim {
 bool parkable(const wire::Request& request);
 
 // The serving proxy's request is a parkable wait about to block: parks it if it must
-// (another thread's, or the turn was asked for) and can (a free ParkedWait). Called by the
+// (another thread's, or a thread waits for the turn). Called by the
 // Portals engine inside the wait.
 void park_if_needed(RankRecord& rank, const wire::Request& request, ParkTicket& ticket);
 
@@ -28,11 +28,11 @@ void park_if_needed(RankRecord& rank, const wire::Request& request, ParkTicket& 
 void finish_parked_wait(RankRecord& rank, const wire::Request& request, const wire::Reply& reply,
                         const ParkTicket& ticket);
 
-// The gate's look at a rank: park requests of its threads, real-time timeouts of its parked
+// The gate's look at a rank: threads waiting for the turn, real-time timeouts of its parked
 // polls; returns true when a thread of the rank outside the simulation may still make
-// a call the simulation waits for (a parked timed poll will end by itself; another
-// thread that made Portals calls is alive outside a wait): time then does not wait for the
-// rank, but the run is not a deadlock either.
+// a call the simulation waits for (a parked timed poll will end by itself; a thread waits
+// for the turn; another thread that made Portals calls is alive outside a wait): time then
+// does not wait for the rank, but the run is not a deadlock either.
 bool look_at_parked_waits(RankRecord& rank, double wall_now);
 
 // The rank's process is gone: the actors of its parked waits go too.

@@ -71,6 +71,7 @@ struct ParkedSlot {
     bool used = false;
     bool other_thread = false;
     pid_t tid = 0;
+    uint64_t record = 0;  // the thread's wire::ParkedWait, in the rank's memory
     double wall_deadline = -1.0;  // another thread's timed poll: when it times out (wall seconds)
     bool timed_out = false;
     simgrid::s4u::ActorPtr actor;
@@ -101,10 +102,9 @@ struct RankRecord {
     double checked_wall = 0.0;  // when the gate last looked at its socket and CPU clock
     ThreadCpuClock thread_cpu;  // of its simulated thread: how far a computing rank got
     uint32_t aborts_seen = 0;   // the slot's PtlAbort counter, as last acted upon
-    uint32_t park_requests_seen = 0;  // the slot's park request counter, likewise
     bool park_requested = false;      // a thread waits for the turn: park the blocking wait in progress
     bool simulated_thread_parked = false;  // the simulated thread's blocking wait is parked
-    std::array<ParkedSlot, wire::kMaxParkedWaits> parked{};
+    std::vector<ParkedSlot> parked;        // as many as threads wait at once; unused ones are reused
     // Threads other than the simulated one that made requests (kernel ids): while one of
     // them lives outside a parked wait, it may make the call another thread waits for.
     std::vector<pid_t> portals_threads;

@@ -30,12 +30,17 @@ bool read_rank_memory(pid_t pid, uint64_t address, void* buffer, uint64_t length
     return transfer_all(process_vm_readv, pid, address, buffer, length);
 }
 
+bool write_interposer_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length)
+{
+    return transfer_all(process_vm_writev, pid, address, const_cast<void*>(buffer), length);
+}
+
 bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length)
 {
     // A rank waiting on this memory must read the write's date as soon as it can see the
     // write: the date first, then the bytes, then it holds time again (memory_waits.hpp).
     RankRecord* waiting = memory_write_begins(pid);
-    bool written = transfer_all(process_vm_writev, pid, address, const_cast<void*>(buffer), length);
+    bool written = write_interposer_memory(pid, address, buffer, length);
     if (waiting) memory_write_landed(*waiting);
     return written;
 }

@@ -10,5 +10,8 @@ namespace s4bxi::sim {
 
 bool read_rank_memory(pid_t pid, uint64_t address, void* buffer, uint64_t length);
 bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length);
+// Memory of the interposer's in the rank (a parked wait's result): no write of the
+// program's, so no wait on memory ends with it.
+bool write_interposer_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length);
 
 }  // namespace s4bxi::sim

@@ -171,6 +171,7 @@ bool simulated_sleep(Entry& e, double seconds)
     request.seq = request.seq + 1;
     request.cpu_ns = cpu_now > cpu_at_reply ? cpu_now - cpu_at_reply : 0;
     request.other_thread = 0;  // the trapped system call is the simulated thread's
+    request.parked_record = 0;  // a sleep is never parked
     wire::SleepArgs args{seconds};
     memcpy(request.args, &args, sizeof args);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Posted), std::memory_order_release);
