@@ -2,9 +2,11 @@
 """A counted Put's bytes are in memory when its count is visible, under load: runs
 ct_memory_order (PtlCTGet, read the word, PtlCTPoll/PtlCTWait for one more, as OpenSHMEM's
 shmem_wait_until) RUNS times under the measured CPU model with a CPU hog on every core
-beside it, so that ranks are descheduled at any point of the sequence. Any run that
-hangs (a count visible before its bytes, or a delivered count the target never sees)
-or fails fails the test.
+beside it, so that ranks are descheduled at any point of the sequence; every other run
+with a progress thread on each rank polling a counter meanwhile (its requests share the
+rank's channel: one served twice answered another thread's next request, and the run
+died or hung). Any run that hangs (a count visible before its bytes, or a delivered
+count the target never sees) or fails fails the test.
 
 usage: check_ct_memory_order.py LAUNCHER PROGRAM [RUNS [ROUNDS]]"""
 import os
@@ -19,10 +21,12 @@ failures = []
 try:
     for run in range(1, runs + 1):
         try:
+            progress = ["progress"] if run % 2 == 0 else []
             done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "measured", "--timeout", "60", program,
-                                   rounds], capture_output=True, text=True, timeout=120)
+                                   rounds, *progress], capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
-                failures.append(f"run {run} (exit status {done.returncode}):\n{done.stdout}{done.stderr}")
+                failures.append(f"run {run}{' (progress thread)' if progress else ''} "
+                                f"(exit status {done.returncode}):\n{done.stdout}{done.stderr}")
         except subprocess.TimeoutExpired:
             failures.append(f"run {run}: no end after 120 s")
 finally:
@@ -31,4 +35,4 @@ finally:
         hog.wait()
 if failures:
     sys.exit("FAIL: " + "\n".join(failures))
-print(f"ok: {runs} runs of {rounds} counted Puts beside {len(hogs)} CPU hogs")
+print(f"ok: {runs} runs of {rounds} counted Puts beside {len(hogs)} CPU hogs ({runs // 2} with a progress thread)")

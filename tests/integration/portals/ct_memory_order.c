@@ -4,13 +4,18 @@
  * Rank 1 waits for each value as SOS does: PtlCTGet, read the word, wait for one more
  * count (PtlCTPoll in odd rounds, PtlCTWait in even ones), and again. A count visible
  * before its bytes fails at once; a delivered count never seen hangs (the launcher
- * reports the deadlock).
- * usage: ct_memory_order [N] (default 2000); run on 2 ranks. */
+ * reports the deadlock). With "progress", each rank also runs a thread that polls a
+ * counter of its own meanwhile (PtlCTGet, then PtlCTPoll with a 1 ms timeout), as a
+ * runtime's progress thread does: the rank's threads share its channel with the waits
+ * above (a request of one served twice answered the other's next one).
+ * usage: ct_memory_order [N [progress]] (default 2000); run on 2 ranks. */
 #include <pmi.h>
 #include <portals4.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PID 8
 #define DATA_PT 1
@@ -24,10 +29,28 @@ static void check(int rc, const char* what)
     }
 }
 
+static ptl_handle_ct_t idle_ct;  /* nothing counts on it: the progress thread's polls time out */
+static volatile int done;
+
+static void* progress(void* arg)
+{
+    (void)arg;
+    while (!done) {
+        ptl_ct_event_t count;
+        ptl_size_t test = 1;
+        unsigned int which;
+        check(PtlCTGet(idle_ct, &count), "PtlCTGet (progress)");
+        int rc = PtlCTPoll(&idle_ct, &test, 1, 1, &count, &which);
+        if (rc != PTL_CT_NONE_REACHED) check(rc, "PtlCTPoll (progress)");
+    }
+    return NULL;
+}
+
 int main(int argc, char** argv)
 {
     int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
     uint64_t rounds = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000;
+    int with_progress = argc > 2 && strcmp(argv[2], "progress") == 0;
     static volatile uint64_t word;   /* rank 1: the counted Puts land here */
     static uint64_t value, seen;     /* rank 0: what it puts; rank 1: what it sends back */
     ptl_handle_ni_t ni;
@@ -41,6 +64,7 @@ int main(int argc, char** argv)
     check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
     check(PtlCTAlloc(ni, &in_ct), "PtlCTAlloc");
     check(PtlCTAlloc(ni, &ack_ct), "PtlCTAlloc");
+    check(PtlCTAlloc(ni, &idle_ct), "PtlCTAlloc");
     /* What the peer puts into this rank is counted on in_ct (PTL_LE_EVENT_CT_COMM). */
     check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, rank == 1 ? DATA_PT : SEEN_PT, &pt), "PtlPTAlloc");
     ptl_le_t target = {(void*)&word, sizeof word, in_ct, PTL_UID_ANY,
@@ -52,6 +76,11 @@ int main(int argc, char** argv)
     int spawned;
     if (PMI_Init(&spawned) != PMI_SUCCESS || PMI_Barrier() != PMI_SUCCESS) {  /* both entries are appended */
         fprintf(stderr, "ct_memory_order: PMI barrier failed\n");
+        return 2;
+    }
+    pthread_t progress_thread;
+    if (with_progress && pthread_create(&progress_thread, NULL, progress, NULL) != 0) {
+        fprintf(stderr, "ct_memory_order: pthread_create failed\n");
         return 2;
     }
 
@@ -83,6 +112,10 @@ int main(int argc, char** argv)
             seen = i;
             check(PtlPut(md, 0, sizeof seen, PTL_NO_ACK_REQ, peer, SEEN_PT, 0, 0, NULL, 0), "PtlPut (seen)");
         }
+    }
+    if (with_progress) {
+        done = 1;
+        pthread_join(progress_thread, NULL);
     }
     PtlNIFini(ni);
     PtlFini();
