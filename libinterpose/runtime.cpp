@@ -881,17 +881,3 @@ bool post(wire::Op op, const void* args, uint32_t args_size)
 }
 
 }  // namespace s4bxi::interpose
-
-// Programs that end with _exit (dash, forked helpers, some runtimes) skip on_exit
-// handlers: the rank must still tell the server it finished, with its status.
-extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status)
-{
-    s4bxi::interpose::finish_rank(status);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
-
-extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status)
-{
-    _exit(status);
-}
