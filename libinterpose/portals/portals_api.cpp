@@ -10,6 +10,7 @@
 #include "portals/mirror_reads.hpp"
 #include "portals/posted_commands.hpp"
 #include "runtime.hpp"
+#include "s4bxi/atomic_rules.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
 
@@ -83,11 +84,11 @@ wire::FetchArgs fetch_of(ptl_handle_md_t get_md, ptl_size_t local_get_offset, pt
 bool swap_operand(const void* operand, ptl_op_t operation, ptl_datatype_t datatype, unsigned char (&element)[32])
 {
     // The operand is one element of the datatype; read no more than that from the caller.
-    static const unsigned char sizes[] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 8, 16, sizeof(long double), 2 * sizeof(long double)};
     std::memset(element, 0, sizeof element);
     if (!operand) return operation == PTL_SWAP;
-    if (datatype >= sizeof sizes) return false;
-    std::memcpy(element, operand, sizes[datatype]);
+    size_t size = s4bxi::datatype_size(datatype);
+    if (size == 0) return false;
+    std::memcpy(element, operand, size);
     return true;
 }
 
