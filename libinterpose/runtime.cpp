@@ -65,7 +65,8 @@ struct RankState {
     uint32_t posted_head = 0;  // commands the simulated thread posted (post()), as in the slot
     // The mirror's reply count at the simulated thread's last reply: a point of the run
     // that is the same from one run to the next, unlike a catch-up (a full ring's is not).
-    uint64_t replies_known = 0;
+    // Written by the simulated thread, read by any thread that appends.
+    std::atomic<uint64_t> replies_known{0};
 };
 
 RankState g_state;
@@ -330,7 +331,7 @@ void release_mirror()
 wire::Mirror* entry_mirror(uint64_t& replies)
 {
     if (!g_state.active) return nullptr;
-    replies = zero_cpu_model() ? g_state.replies_known : UINT64_MAX;
+    replies = zero_cpu_model() ? g_state.replies_known.load(std::memory_order_relaxed) : UINT64_MAX;
     return &wire::mirror_of(*g_state.slot);
 }
 
@@ -749,7 +750,7 @@ void clock_after_reply(double sim_time, bool accounted)
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
     slot.cpu_at_reply_ns.store(reply_cpu_ns, std::memory_order_relaxed);
     g_state.ledger.replied(reply_cpu_ns);
-    g_state.replies_known = wire::mirror_of(slot).replies.load(std::memory_order_acquire);
+    g_state.replies_known.store(wire::mirror_of(slot).replies.load(std::memory_order_acquire), std::memory_order_relaxed);
     publish_threads_clock_offset(timemath::threads_clock_offset(sim_ns, wall_ns));
     g_state.ledger.returned(accounted ? wall_ns : 0);
 }
