@@ -63,6 +63,10 @@ struct RankState {
     ClockSpin clock_spin{};  // zero CPU model: readings that wait for the clock to move
     bool in_reading = false;  // virtual_now() is updating the ledger
     uint32_t posted_head = 0;  // commands the simulated thread posted (post()), as in the slot
+    // The mirror's reply count at the simulated thread's last reply: a point of the run
+    // that is the same from one run to the next, unlike a catch-up (a full ring's is not).
+    // Written by the simulated thread, read by any thread that appends.
+    std::atomic<uint64_t> replies_known{0};
 };
 
 RankState g_state;
@@ -322,6 +326,13 @@ wire::Mirror* readable_mirror()
 void release_mirror()
 {
     give_turn();
+}
+
+wire::Mirror* entry_mirror(uint64_t& replies)
+{
+    if (!g_state.active) return nullptr;
+    replies = zero_cpu_model() ? g_state.replies_known.load(std::memory_order_relaxed) : UINT64_MAX;
+    return &wire::mirror_of(*g_state.slot);
 }
 
 namespace {
@@ -735,6 +746,7 @@ void clock_after_reply(double sim_time, bool accounted)
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
     slot.cpu_at_reply_ns.store(reply_cpu_ns, std::memory_order_relaxed);
     g_state.ledger.replied(reply_cpu_ns);
+    g_state.replies_known.store(wire::mirror_of(slot).replies.load(std::memory_order_acquire), std::memory_order_relaxed);
     publish_threads_clock_offset(timemath::threads_clock_offset(sim_ns, wall_ns));
     g_state.ledger.returned(accounted ? wall_ns : 0);
 }
@@ -852,6 +864,7 @@ bool post(wire::Op op, const void* args, uint32_t args_size)
     if (!zero_cpu_model() || !may_catch_up() || g_state.in_reading || args_size > sizeof(wire::PostedCommand::args) ||
         outside::episode_under_way())
         return false;
+    start_delivery_thread_if_due(*g_state.slot, op, args, g_state.welcome.copy_once_from);
     wire::Slot& slot = *g_state.slot;
     // A full ring: wait for the server to serve its oldest commands, as a NIC's command
     // queue makes the CPU wait.
@@ -880,17 +893,3 @@ bool post(wire::Op op, const void* args, uint32_t args_size)
 }
 
 }  // namespace s4bxi::interpose
-
-// Programs that end with _exit (dash, forked helpers, some runtimes) skip on_exit
-// handlers: the rank must still tell the server it finished, with its status.
-extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status)
-{
-    s4bxi::interpose::finish_rank(status);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
-
-extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status)
-{
-    _exit(status);
-}

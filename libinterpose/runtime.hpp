@@ -23,6 +23,11 @@ bool in_call();
 wire::Mirror* readable_mirror();
 void release_mirror();
 
+// The mirror, for the slots of list entry handles (wire::EntrySlot), with the reply count
+// the rank sees them as of (`replies`): its last reply under the zero CPU model, any time
+// under the measured one. Null when not a rank.
+wire::Mirror* entry_mirror(uint64_t& replies);
+
 // The run uses --cpu-model zero (simulated times reproducible run to run).
 bool zero_cpu_model();
 
@@ -90,7 +95,7 @@ void request_abort();
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
 
 // Posts a command that the simulated thread does not wait for (wire::PostedCommand; a
-// PtlPut or PtlGet whose arguments the caller checked as the server would): the server
+// PtlPut, PtlGet or list append whose arguments the caller checked as the server would): the server
 // serves it, in order with the rank's requests, exactly as call() would have had it
 // served. Returns false when the command must go through call() instead: another thread,
 // within a request or a clock reading, an outside episode under way. The rank's clock and

@@ -60,6 +60,25 @@ struct alignas(64) CtMirror {
     std::atomic<uint64_t> last_read_failure;
 };
 
+// The handles of a rank's list entries (docs/time.md "Posted commands"). The rank chooses
+// the handle of each ME or LE it appends, so that an append can be posted without waiting
+// for the server to answer it: it takes the lowest slot it knows to be free, writes the
+// handle there, and the server adopts it. The server frees the slot when the entry goes (an
+// unlink, a use-once entry consumed, PtlNIFini), stamped like any write to the mirror: the
+// rank sees the slot free only from the first reply after the free, so the handles it
+// chooses are the same from one run to the next.
+inline constexpr uint32_t kMirroredEntries = 16384;  // nic.limit_caps allow 16319 entries
+
+struct EntrySlot {
+    // The entry's handle from the rank's choice until the server frees it; 0 when free.
+    std::atomic<uint32_t> handle;
+    uint32_t ni;        // NI index (0..3) and portal table entry of the append, as the rank
+    uint32_t pt_index;  // asked it: what the rank counts lists' lengths by
+    uint32_t reserved;
+    // The reply count from which the rank may see the slot free (the free's stamp + 1).
+    std::atomic<uint64_t> free_from;
+};
+
 struct Mirror {
     std::atomic<uint64_t> replies;      // replies the server has given the rank
     std::atomic<uint64_t> local_reads;  // Portals calls the rank answered from the mirror
@@ -75,6 +94,9 @@ struct Mirror {
     std::atomic<uint64_t> events_looked;
     EqMirror eqs[kMirroredEqs];
     CtMirror cts[kMirroredCts];
+    // Slots of `entries` the rank has ever taken (written by the rank alone).
+    std::atomic<uint32_t> entry_slots_used;
+    EntrySlot entries[kMirroredEntries];
 };
 
 static_assert(std::is_standard_layout_v<Mirror>);
@@ -138,8 +160,22 @@ inline bool readable_counter(const CtMirror& c, uint32_t handle, uint64_t replie
     }
 }
 
+// True when the slot is free as of the rank's reply count `replies`: the server never
+// held it, or freed it before that reply.
+inline bool entry_slot_free(const EntrySlot& e, uint64_t replies)
+{
+    return e.handle.load(std::memory_order_acquire) == 0 && e.free_from.load(std::memory_order_relaxed) <= replies;
+}
+
 // ---------------------------------------------------------------------------------------
 // The server's side.
+
+// The entry in the slot is gone; `replies` counts the replies given to the rank.
+inline void free_entry_slot(EntrySlot& e, uint64_t replies)
+{
+    e.free_from.store(replies + 1, std::memory_order_relaxed);
+    e.handle.store(0, std::memory_order_release);
+}
 
 inline void open_counter(CtMirror& c, uint32_t handle, uint64_t replies)
 {

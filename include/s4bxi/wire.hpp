@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 12;
+inline constexpr uint32_t kVersion = 13;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -204,18 +204,18 @@ struct alignas(64) Delivery {
 };
 
 // A command the rank posted without waiting for the server (docs/time.md "Posted
-// commands"): a PtlPut or PtlGet whose arguments the rank checked itself, as a NIC takes a
-// doorbell write. The server serves the rank's posted commands in order, each exactly as
-// the same request would have been served, before the rank's next request, and writes no
-// reply: it writes the command's end date into the slot (sim_time_at_reply_bits) and
+// commands"): a data call, a counter update, a list append or a triggered operation whose
+// arguments the rank checked itself, as a NIC takes a doorbell write. The server serves
+// the rank's posted commands in order, each exactly as the same request would have been
+// served, before the rank's next request, and writes no reply: it writes the command's end date into the slot (sim_time_at_reply_bits) and
 // counts it (posted_served).
 inline constexpr uint32_t kPostedRing = 16;
 
 struct PostedCommand {
-    uint32_t op;      // Op::PtlPut or Op::PtlGet
+    uint32_t op;      // Op::PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic, PtlSwap, PtlCTInc, PtlCTSet, PtlMEAppend, PtlTriggered
     uint32_t reserved;
     uint64_t cpu_ns;  // as Request::cpu_ns: CPU time of the simulated thread since the previous command
-    uint8_t args[sizeof(uint64_t) * 10];  // DataArgs
+    alignas(8) uint8_t args[264];  // DataArgs, FetchArgs, CTArgs, MEAppendArgs, TriggeredArgs
 };
 
 struct alignas(64) Slot {
@@ -397,8 +397,11 @@ struct MEAppendArgs {
     uint64_t min_free;
     uint64_t user_ptr;
     uint32_t is_le;  // non-matching list entry
-    uint32_t reserved;
+    // PtlMEAppend, triggered or not: the entry's handle, which the rank chose (mirror.hpp,
+    // EntrySlot); 0 for the server to choose one past the mirrored slots.
+    uint32_t handle;
 };
+static_assert(sizeof(MEAppendArgs) <= sizeof(PostedCommand::args));
 
 struct EQAllocArgs {
     uint32_t ni;
@@ -485,7 +488,7 @@ struct TriggeredArgs {
     uint32_t entry_handle;  // PtlMEUnlink
     uint32_t reserved;
 };
-static_assert(sizeof(TriggeredArgs) <= kArgBytes);
+static_assert(sizeof(TriggeredArgs) <= kArgBytes && sizeof(TriggeredArgs) <= sizeof(PostedCommand::args));
 
 template <class T>
 T& args_as(uint8_t (&args)[kArgBytes])

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "portals/entry_handles.hpp"
 #include "portals/mirror_reads.hpp"
 #include "portals/posted_commands.hpp"
 #include "runtime.hpp"
+#include "s4bxi/atomic_rules.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
 
@@ -18,6 +20,7 @@ using s4bxi::interpose::call;
 using s4bxi::interpose::is_rank;
 namespace mirror_reads = s4bxi::interpose::mirror_reads;
 namespace posted = s4bxi::interpose::posted;
+namespace entry_handles = s4bxi::interpose::entry_handles;
 
 namespace {
 
@@ -56,13 +59,22 @@ int not_supported(const char* what)
     return PTL_FAIL;
 }
 
-// A Put or a Get: posted without waiting when the server cannot refuse it (posted_commands.hpp).
-int data_call(wire::Op op, const wire::DataArgs& args)
+// A Put, Get, Atomic, FetchAtomic or Swap: posted without waiting when the server cannot
+// refuse it (posted_commands.hpp). The server reads only `data` of the first three.
+int data_call(wire::Op op, const wire::FetchArgs& args)
 {
-    if (op != wire::Op::PtlAtomic && posted::try_post(op, args)) return PTL_OK;
-    int rc = call(op, &args, sizeof args).rc;
-    if (rc == PTL_OK) posted::target_reached(args.md, args.target);
+    if (posted::try_post(op, args)) return PTL_OK;
+    bool fetch = op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap;
+    int rc = fetch ? call(op, &args, sizeof args).rc : call(op, &args.data, sizeof args.data).rc;
+    if (rc == PTL_OK) posted::target_reached(args.data.md, args.data.target);
     return rc;
+}
+
+int data_call(wire::Op op, const wire::DataArgs& data)
+{
+    wire::FetchArgs args{};
+    args.data = data;
+    return data_call(op, args);
 }
 
 wire::FetchArgs fetch_of(ptl_handle_md_t get_md, ptl_size_t local_get_offset, ptl_handle_md_t put_md,
@@ -83,11 +95,11 @@ wire::FetchArgs fetch_of(ptl_handle_md_t get_md, ptl_size_t local_get_offset, pt
 bool swap_operand(const void* operand, ptl_op_t operation, ptl_datatype_t datatype, unsigned char (&element)[32])
 {
     // The operand is one element of the datatype; read no more than that from the caller.
-    static const unsigned char sizes[] = {1, 1, 2, 2, 4, 4, 4, 8, 8, 8, 8, 16, sizeof(long double), 2 * sizeof(long double)};
     std::memset(element, 0, sizeof element);
     if (!operand) return operation == PTL_SWAP;
-    if (datatype >= sizeof sizes) return false;
-    std::memcpy(element, operand, sizes[datatype]);
+    size_t size = s4bxi::datatype_size(datatype);
+    if (size == 0) return false;
+    std::memcpy(element, operand, size);
     return true;
 }
 
@@ -157,7 +169,10 @@ S4BXI_API int PtlPTAlloc(ptl_handle_ni_t ni_handle, unsigned int options, ptl_ha
     if (!pt_index) return PTL_ARG_INVALID;
     wire::PTAllocArgs args{ni_handle, options, eq_handle, pt_index_req};
     const wire::Reply& reply = call(wire::Op::PtlPTAlloc, &args, sizeof args);
-    if (reply.rc == PTL_OK) *pt_index = result<wire::HandleReply>(reply).value;
+    if (reply.rc == PTL_OK) {
+        *pt_index = result<wire::HandleReply>(reply).value;
+        posted::pt_allocated(ni_handle, *pt_index);
+    }
     return reply.rc;
 }
 
@@ -170,7 +185,11 @@ static int pt_index_call(wire::Op op, ptl_handle_ni_t ni_handle, ptl_pt_index_t 
 S4BXI_API int PtlPTFree(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
 {
     REQUIRE_RANK();
-    return pt_index_call(wire::Op::PtlPTFree, ni_handle, pt_index);
+    // Before the call, as for an MD (PtlMDRelease); a table entry with entries stays.
+    posted::pt_freed(ni_handle, pt_index);
+    int rc = pt_index_call(wire::Op::PtlPTFree, ni_handle, pt_index);
+    if (rc == PTL_PT_IN_USE) posted::pt_allocated(ni_handle, pt_index);
+    return rc;
 }
 
 S4BXI_API int PtlPTEnable(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index)
@@ -259,15 +278,34 @@ static wire::MEAppendArgs entry_args(ptl_handle_ni_t ni_handle, ptl_pt_index_t p
     return args;
 }
 
+// The entry's handle is the rank's choice (entry_handles.hpp): the append is posted
+// without waiting when the server cannot refuse it (posted_commands.hpp).
 static int append(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me, bool is_le,
-                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle, wire::Op op = wire::Op::PtlMEAppend)
+                  ptl_list_t list, void* user_ptr, ptl_handle_me_t* handle)
 {
-    if (!handle && op == wire::Op::PtlMEAppend) return PTL_ARG_INVALID;
+    if (!handle) return PTL_ARG_INVALID;
     wire::MEAppendArgs args = entry_args(ni_handle, pt_index, me, is_le, list, user_ptr);
-    const wire::Reply& reply = call(op, &args, sizeof args);
-    if (reply.rc == PTL_OK && handle) *handle = result<wire::HandleReply>(reply).handle;
-    if (reply.rc == PTL_OK && op == wire::Op::PtlMESearch && result<wire::HandleReply>(reply).value)
-        mirror_reads::search_took_step();
+    args.handle = entry_handles::choose(is_le, ni_handle, pt_index);
+    if (posted::try_post_append(args)) {
+        *handle = args.handle;
+        return PTL_OK;
+    }
+    const wire::Reply& reply = call(wire::Op::PtlMEAppend, &args, sizeof args);
+    if (reply.rc != PTL_OK) {
+        entry_handles::give_back(args.handle);
+        return reply.rc;
+    }
+    *handle = result<wire::HandleReply>(reply).handle;
+    entry_handles::adopted(args.handle, *handle);
+    return PTL_OK;
+}
+
+static int search(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t& me, bool is_le,
+                  ptl_search_op_t search_op, void* user_ptr)
+{
+    wire::MEAppendArgs args = entry_args(ni_handle, pt_index, me, is_le, search_op, user_ptr);
+    const wire::Reply& reply = call(wire::Op::PtlMESearch, &args, sizeof args);
+    if (reply.rc == PTL_OK && result<wire::HandleReply>(reply).value) mirror_reads::search_took_step();
     return reply.rc;
 }
 
@@ -287,7 +325,7 @@ S4BXI_API int PtlMESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, co
 {
     REQUIRE_RANK();
     if (!me) return PTL_ARG_INVALID;
-    return append(ni_handle, pt_index, *me, false, ptl_search_op, user_ptr, nullptr, wire::Op::PtlMESearch);
+    return search(ni_handle, pt_index, *me, false, ptl_search_op, user_ptr);
 }
 
 S4BXI_API int PtlLESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_le_t* le,
@@ -295,7 +333,7 @@ S4BXI_API int PtlLESearch(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, co
 {
     REQUIRE_RANK();
     if (!le) return PTL_ARG_INVALID;
-    return append(ni_handle, pt_index, as_me(*le), true, ptl_search_op, user_ptr, nullptr, wire::Op::PtlMESearch);
+    return search(ni_handle, pt_index, as_me(*le), true, ptl_search_op, user_ptr);
 }
 
 S4BXI_API int PtlMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_index, const ptl_me_t* me, ptl_list_t ptl_list,
@@ -393,13 +431,17 @@ S4BXI_API int PtlCTAlloc(ptl_handle_ni_t ni_handle, ptl_handle_ct_t* ct_handle)
     if (!ct_handle) return PTL_ARG_INVALID;
     wire::HandleArgs args{ni_handle, 0};
     const wire::Reply& reply = call(wire::Op::PtlCTAlloc, &args, sizeof args);
-    if (reply.rc == PTL_OK) *ct_handle = result<wire::HandleReply>(reply).handle;
+    if (reply.rc == PTL_OK) {
+        *ct_handle = result<wire::HandleReply>(reply).handle;
+        posted::ct_allocated(*ct_handle, ni_handle);
+    }
     return reply.rc;
 }
 
 S4BXI_API int PtlCTFree(ptl_handle_ct_t ct_handle)
 {
     REQUIRE_RANK();
+    posted::ct_freed(ct_handle);  // before the call: an append posted meanwhile would reach the server after it
     return handle_call(wire::Op::PtlCTFree, ct_handle);
 }
 
@@ -450,6 +492,7 @@ S4BXI_API int PtlCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct)
 {
     REQUIRE_RANK();
     wire::CTArgs args{ct_handle, 0, new_ct.success, new_ct.failure};
+    if (posted::try_post_counter(wire::Op::PtlCTSet, args)) return PTL_OK;
     return call(wire::Op::PtlCTSet, &args, sizeof args).rc;
 }
 
@@ -457,6 +500,7 @@ S4BXI_API int PtlCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment)
 {
     REQUIRE_RANK();
     wire::CTArgs args{ct_handle, 0, increment.success, increment.failure};
+    if (posted::try_post_counter(wire::Op::PtlCTInc, args)) return PTL_OK;
     return call(wire::Op::PtlCTInc, &args, sizeof args).rc;
 }
 
@@ -498,7 +542,7 @@ S4BXI_API int PtlFetchAtomic(ptl_handle_md_t get_md_handle, ptl_size_t local_get
     REQUIRE_RANK();
     wire::FetchArgs args = fetch_of(get_md_handle, local_get_offset, put_md_handle, local_put_offset, length, target_id,
                                     pt_index, match_bits, remote_offset, user_ptr, hdr_data, nullptr, operation, datatype);
-    return call(wire::Op::PtlFetchAtomic, &args, sizeof args).rc;
+    return data_call(wire::Op::PtlFetchAtomic, args);
 }
 
 S4BXI_API int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset, ptl_handle_md_t put_md_handle,
@@ -511,11 +555,23 @@ S4BXI_API int PtlSwap(ptl_handle_md_t get_md_handle, ptl_size_t local_get_offset
     if (!swap_operand(operand, operation, datatype, element)) return PTL_ARG_INVALID;
     wire::FetchArgs args = fetch_of(get_md_handle, local_get_offset, put_md_handle, local_put_offset, length, target_id,
                                     pt_index, match_bits, remote_offset, user_ptr, hdr_data, element, operation, datatype);
-    return call(wire::Op::PtlSwap, &args, sizeof args).rc;
+    return data_call(wire::Op::PtlSwap, args);
 }
 
 // ---------------------------------------------------------------------------------------
 // Triggered operations: the same arguments, plus the counter and threshold that fire them.
+
+// Posted without waiting when the server cannot refuse it (posted_commands.hpp); counted
+// either way against max_triggered_ops.
+static int triggered_call(const wire::TriggeredArgs& args, bool data)
+{
+    if (posted::try_post_triggered(args)) return PTL_OK;
+    int rc = call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+    if (rc != PTL_OK) return rc;
+    posted::triggered_registered(args.trigger_ct);
+    if (data) posted::target_reached(args.fetch.data.md, args.fetch.data.target);
+    return rc;
+}
 
 static int trigger(wire::Op op, const wire::FetchArgs& fetch, ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
 {
@@ -524,7 +580,7 @@ static int trigger(wire::Op op, const wire::FetchArgs& fetch, ptl_handle_ct_t tr
     args.trigger_ct = trig_ct_handle;
     args.threshold = threshold;
     args.fetch = fetch;
-    return call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+    return triggered_call(args, true);
 }
 
 static wire::FetchArgs data_only(const wire::DataArgs& data)
@@ -609,7 +665,7 @@ static int trigger_counter(wire::Op op, ptl_handle_ct_t ct_handle, ptl_ct_event_
     args.trigger_ct = trig_ct_handle;
     args.threshold = threshold;
     args.counter = wire::CTArgs{ct_handle, 0, value.success, value.failure};
-    return call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+    return triggered_call(args, false);
 }
 
 S4BXI_API int PtlTriggeredCTInc(ptl_handle_ct_t ct_handle, ptl_ct_event_t increment, ptl_handle_ct_t trig_ct_handle,
@@ -629,7 +685,9 @@ S4BXI_API int PtlTriggeredCTSet(ptl_handle_ct_t ct_handle, ptl_ct_event_t new_ct
 S4BXI_API int PtlCTCancelTriggered(ptl_handle_ct_t ct_handle)
 {
     REQUIRE_RANK();
-    return handle_call(wire::Op::PtlCTCancelTriggered, ct_handle);
+    int rc = handle_call(wire::Op::PtlCTCancelTriggered, ct_handle);
+    if (rc == PTL_OK) posted::triggers_cancelled(ct_handle);
+    return rc;
 }
 
 S4BXI_API void PtlAbort(void)
@@ -733,9 +791,16 @@ S4BXI_API int PtlTriggeredMEAppend(ptl_handle_ni_t ni_handle, ptl_pt_index_t pt_
     args.trigger_ct = trig_ct_handle;
     args.threshold = threshold;
     args.entry = entry_args(ni_handle, pt_index, *me_init, false, ptl_list, user_ptr);
+    args.entry.handle = entry_handles::choose(false, ni_handle, pt_index);
     const wire::Reply& reply = call(wire::Op::PtlTriggered, &args, sizeof args);
-    if (reply.rc == PTL_OK) *me_handle_p = result<wire::HandleReply>(reply).handle;
-    return reply.rc;
+    if (reply.rc != PTL_OK) {
+        entry_handles::give_back(args.entry.handle);
+        return reply.rc;
+    }
+    *me_handle_p = result<wire::HandleReply>(reply).handle;
+    entry_handles::adopted(args.entry.handle, *me_handle_p);
+    posted::triggered_registered(trig_ct_handle);
+    return PTL_OK;
 }
 
 S4BXI_API int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle, ptl_handle_ct_t trig_ct_handle, ptl_size_t threshold)
@@ -746,5 +811,7 @@ S4BXI_API int PtlTriggeredMEUnlink(ptl_handle_me_t me_handle, ptl_handle_ct_t tr
     args.trigger_ct = trig_ct_handle;
     args.threshold = threshold;
     args.entry_handle = me_handle;
-    return call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+    int rc = call(wire::Op::PtlTriggered, &args, sizeof args).rc;
+    if (rc == PTL_OK) posted::triggered_registered(trig_ct_handle);
+    return rc;
 }

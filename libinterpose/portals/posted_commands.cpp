@@ -1,12 +1,16 @@
 #include "portals/posted_commands.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "portals/entry_handles.hpp"
 #include "runtime.hpp"
+#include "s4bxi/atomic_rules.hpp"
 #include "s4bxi/mirror.hpp"
 
 namespace s4bxi::interpose::posted {
@@ -18,6 +22,7 @@ struct KnownNi {
     uint32_t options = 0;
     ptl_ni_limits_t limits{};
     std::vector<ptl_process_t> map;  // logical NIs, once PtlSetMap succeeded
+    std::vector<bool> pts;           // portal table entries allocated
 };
 
 struct KnownMd {
@@ -33,6 +38,11 @@ std::mutex g_mutex;
 int g_inits = 0;
 KnownNi g_nis[4];
 std::unordered_map<uint32_t, KnownMd> g_mds;
+std::unordered_map<uint32_t, uint32_t> g_cts;  // counter handle -> NI index
+// Triggered operations registered on each counter, and in all: bounds of those the server
+// still holds, which fire while the rank runs (max_triggered_ops).
+std::unordered_map<uint32_t, uint64_t> g_triggers_on;
+uint64_t g_triggers = 0;
 std::unordered_set<uint32_t> g_reached_nids;
 
 uint32_t ni_index(uint32_t handle)
@@ -86,6 +96,54 @@ void ni_finalized(uint32_t ni)
     if (index >= 4 || !g_nis[index].used || --g_nis[index].inits > 0) return;
     g_nis[index] = KnownNi{};
     std::erase_if(g_mds, [index](const auto& entry) { return entry.second.ni == index; });
+    std::erase_if(g_cts, [index](const auto& entry) {
+        if (entry.second != index) return false;
+        g_triggers -= std::exchange(g_triggers_on[entry.first], 0);
+        return true;
+    });
+}
+
+void pt_allocated(uint32_t ni, uint32_t pt_index)
+{
+    std::lock_guard lock(g_mutex);
+    uint32_t index = ni_index(ni);
+    if (index >= 4 || !g_nis[index].used || pt_index > static_cast<uint32_t>(g_nis[index].limits.max_pt_index)) return;
+    std::vector<bool>& pts = g_nis[index].pts;
+    if (pts.size() <= pt_index) pts.resize(pt_index + 1);
+    pts[pt_index] = true;
+}
+
+void pt_freed(uint32_t ni, uint32_t pt_index)
+{
+    std::lock_guard lock(g_mutex);
+    uint32_t index = ni_index(ni);
+    if (index < 4 && pt_index < g_nis[index].pts.size()) g_nis[index].pts[pt_index] = false;
+}
+
+void ct_allocated(uint32_t ct, uint32_t ni)
+{
+    std::lock_guard lock(g_mutex);
+    g_cts[ct] = ni_index(ni);
+}
+
+void ct_freed(uint32_t ct)
+{
+    std::lock_guard lock(g_mutex);
+    g_cts.erase(ct);
+    g_triggers -= std::exchange(g_triggers_on[ct], 0);
+}
+
+void triggered_registered(uint32_t trigger_ct)
+{
+    std::lock_guard lock(g_mutex);
+    ++g_triggers_on[trigger_ct];
+    ++g_triggers;
+}
+
+void triggers_cancelled(uint32_t ct)
+{
+    std::lock_guard lock(g_mutex);
+    g_triggers -= std::exchange(g_triggers_on[ct], 0);
 }
 
 void md_bound(uint32_t md, uint32_t ni, const ptl_md_t& description)
@@ -118,35 +176,137 @@ void target_reached(uint32_t md, uint64_t target)
     if (target_nid(g_nis[found->second.ni], target, nid)) g_reached_nids.insert(nid);
 }
 
-bool try_post(wire::Op op, const wire::DataArgs& a)
+namespace {
+
+// Every check of the server's Call::prepare on a data call, on what the rank knows; the
+// caller holds g_mutex. False when the server could refuse the call.
+bool acceptable(wire::Op op, const wire::FetchArgs& f)
+{
+    const wire::DataArgs& a = f.data;
+    const bool fetch = op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap;
+    if (g_inits <= 0) return false;  // PTL_NO_INIT
+    auto found = g_mds.find(a.md);
+    if (found == g_mds.end()) return false;
+    const KnownMd& m = found->second;
+    const KnownNi& n = g_nis[m.ni];
+    if (!n.used) return false;
+    // An I/O vector's length is its entries, its bytes the server's to count; a volatile
+    // MD's payload is the caller's again when the call returns (the server copies it at
+    // the call, and may move it by PIO).
+    if (m.options & (PTL_IOVEC | PTL_MD_VOLATILE)) return false;
+    if (fetch) {
+        auto get = g_mds.find(f.get_md);
+        if (get == g_mds.end() || get->second.ni != m.ni || (get->second.options & PTL_IOVEC)) return false;
+        const KnownMd& g = get->second;
+        if (f.local_get_offset > g.length || a.length > g.length - f.local_get_offset) return false;
+        if (a.length > n.limits.max_fetch_atomic_size || a.length > n.limits.max_atomic_size) return false;
+        bool swap_op = a.atomic_op >= PTL_SWAP && a.atomic_op <= PTL_MSWAP;
+        if ((op == wire::Op::PtlSwap) != swap_op || !operation_allowed(a.atomic_op, a.atomic_type)) return false;
+        size_t element = datatype_size(a.atomic_type);
+        if (a.length % element != 0) return false;
+        if (op == wire::Op::PtlSwap && a.atomic_op != PTL_SWAP && a.length != element) return false;
+    }
+    if (a.local_offset > m.length || a.length > m.length - a.local_offset) return false;
+    if (a.length > n.limits.max_msg_size) return false;
+    if (op == wire::Op::PtlPut || op == wire::Op::PtlAtomic) {
+        if (a.ack_req > PTL_OC_ACK_REQ) return false;
+        if (a.ack_req == PTL_ACK_REQ && !m.has_eq) return false;
+        if (a.ack_req == PTL_CT_ACK_REQ && !m.has_ct) return false;
+    }
+    if (op == wire::Op::PtlAtomic) {
+        if (!operation_allowed(a.atomic_op, a.atomic_type) || a.atomic_op >= PTL_SWAP) return false;
+        if (a.length > n.limits.max_atomic_size || a.length % datatype_size(a.atomic_type) != 0) return false;
+    }
+    if (a.pt_index > static_cast<uint32_t>(n.limits.max_pt_index)) return false;
+    uint32_t nid;
+    return target_nid(n, a.target, nid) && g_reached_nids.count(nid);
+}
+
+}  // namespace
+
+bool try_post(wire::Op op, const wire::FetchArgs& args)
 {
     if (!on_simulated_thread()) return false;
     {
         std::lock_guard lock(g_mutex);
-        if (g_inits <= 0) return false;  // PTL_NO_INIT
-        auto found = g_mds.find(a.md);
-        if (found == g_mds.end()) return false;
-        const KnownMd& m = found->second;
-        const KnownNi& n = g_nis[m.ni];
-        if (!n.used) return false;
-        // An I/O vector's length is its entries, its bytes the server's to count; a
-        // volatile MD's payload is the caller's again when the call returns (the server
-        // copies it at the call, and may move it by PIO).
-        if (m.options & (PTL_IOVEC | PTL_MD_VOLATILE)) return false;
-        if (a.local_offset > m.length || a.length > m.length - a.local_offset) return false;
-        if (a.length > n.limits.max_msg_size) return false;
-        if (op == wire::Op::PtlPut) {
-            if (a.ack_req > PTL_OC_ACK_REQ) return false;
-            if (a.ack_req == PTL_ACK_REQ && !m.has_eq) return false;
-            if (a.ack_req == PTL_CT_ACK_REQ && !m.has_ct) return false;
-        } else if (op != wire::Op::PtlGet) {
-            return false;
-        }
-        if (a.pt_index > static_cast<uint32_t>(n.limits.max_pt_index)) return false;
-        uint32_t nid;
-        if (!target_nid(n, a.target, nid) || !g_reached_nids.count(nid)) return false;
+        if (!acceptable(op, args)) return false;
     }
-    return post(op, &a, sizeof a);
+    // The server reads a FetchArgs for the fetching operations, a DataArgs for the others.
+    if (op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap) return post(op, &args, sizeof args);
+    return post(op, &args.data, sizeof args.data);
+}
+
+bool try_post_counter(wire::Op op, const wire::CTArgs& args)
+{
+    if (!on_simulated_thread()) return false;
+    {
+        std::lock_guard lock(g_mutex);
+        if (g_inits <= 0 || !g_cts.count(args.ct)) return false;
+        // The server's check (Call::ct_update): an increment of one of the two.
+        if (op == wire::Op::PtlCTInc && args.success != 0 && args.failure != 0) return false;
+    }
+    return post(op, &args, sizeof args);
+}
+
+bool try_post_triggered(const wire::TriggeredArgs& a)
+{
+    if (!on_simulated_thread()) return false;
+    {
+        std::lock_guard lock(g_mutex);
+        if (g_inits <= 0) return false;
+        auto trigger = g_cts.find(a.trigger_ct);
+        if (trigger == g_cts.end() || !g_nis[trigger->second].used) return false;
+        const uint32_t ni = trigger->second;
+        if (g_triggers >= static_cast<uint64_t>(std::max(g_nis[ni].limits.max_triggered_ops, 0))) return false;
+        auto op = static_cast<wire::Op>(a.op);
+        switch (op) {
+        case wire::Op::PtlCTInc:
+        case wire::Op::PtlCTSet: {
+            auto target = g_cts.find(a.counter.ct);
+            if (target == g_cts.end() || target->second != ni) return false;
+            if (op == wire::Op::PtlCTInc && a.counter.success != 0 && a.counter.failure != 0) return false;
+            break;
+        }
+        case wire::Op::PtlPut:
+        case wire::Op::PtlGet:
+        case wire::Op::PtlAtomic:
+        case wire::Op::PtlFetchAtomic:
+        case wire::Op::PtlSwap:
+            if (!acceptable(op, a.fetch) || g_mds.at(a.fetch.data.md).ni != ni) return false;
+            break;
+        default: return false;  // list operations: whether the entry to unlink is still there is the server's to say
+        }
+    }
+    if (!post(wire::Op::PtlTriggered, &a, sizeof a)) return false;
+    triggered_registered(a.trigger_ct);
+    return true;
+}
+
+bool try_post_append(const wire::MEAppendArgs& a)
+{
+    if (!on_simulated_thread() || a.handle == 0) return false;
+    uint64_t max_entries, max_list_size;
+    {
+        std::lock_guard lock(g_mutex);
+        if (g_inits <= 0) return false;  // PTL_NO_INIT
+        // An NI handle is its index (kind 0).
+        if (a.ni >= 4 || !g_nis[a.ni].used) return false;
+        const KnownNi& n = g_nis[a.ni];
+        if (static_cast<bool>(n.options & PTL_NI_MATCHING) == static_cast<bool>(a.is_le)) return false;
+        uint32_t mask = a.is_le ? PTL_LE_APPEND_OPTIONS_MASK : PTL_ME_APPEND_OPTIONS_MASK;
+        // An I/O vector's bytes are the server's to count, in the rank's memory.
+        if ((a.options & ~mask) || (a.options & PTL_IOVEC)) return false;
+        if (a.pt_index >= n.pts.size() || !n.pts[a.pt_index]) return false;
+        if (a.ct != PTL_CT_NONE) {
+            auto found = g_cts.find(a.ct);
+            if (found == g_cts.end() || found->second != a.ni) return false;
+        }
+        if (a.list != PTL_PRIORITY_LIST && a.list != PTL_OVERFLOW_LIST) return false;
+        max_entries = static_cast<uint64_t>(std::max(n.limits.max_entries, 0));
+        max_list_size = static_cast<uint64_t>(std::max(n.limits.max_list_size, 0));
+    }
+    if (!entry_handles::room_for(a.handle, max_entries, max_list_size)) return false;
+    return post(wire::Op::PtlMEAppend, &a, sizeof a);
 }
 
 }  // namespace s4bxi::interpose::posted

@@ -111,39 +111,6 @@ bool with_type(uint32_t datatype, F&& f)
 
 }  // namespace
 
-size_t datatype_size(uint32_t datatype)
-{
-    size_t size = 0;
-    with_type(datatype, [&](auto value) {
-        size = sizeof(value);
-        return true;
-    });
-    return size;
-}
-
-bool operation_allowed(uint32_t op, uint32_t datatype)
-{
-    if (op >= PTL_OP_LAST || datatype_size(datatype) == 0) return false;
-    bool floating = datatype == PTL_FLOAT || datatype == PTL_DOUBLE || datatype == PTL_LONG_DOUBLE;
-    bool complex = datatype == PTL_FLOAT_COMPLEX || datatype == PTL_DOUBLE_COMPLEX || datatype == PTL_LONG_DOUBLE_COMPLEX;
-    switch (op) {
-    case PTL_LOR:
-    case PTL_LAND:
-    case PTL_LXOR:
-    case PTL_BOR:
-    case PTL_BAND:
-    case PTL_BXOR:
-    case PTL_MSWAP: return !floating && !complex;
-    case PTL_MIN:
-    case PTL_MAX:
-    case PTL_CSWAP_LE:
-    case PTL_CSWAP_LT:
-    case PTL_CSWAP_GE:
-    case PTL_CSWAP_GT: return !complex;
-    default: return true;
-    }
-}
-
 bool apply_atomic_buffer(uint32_t op, uint32_t datatype, unsigned char* target, const unsigned char* operand,
                          const unsigned char* compare, size_t length)
 {

@@ -7,12 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "s4bxi/atomic_rules.hpp"
 #include "services/rank_region.hpp"
 
 namespace s4bxi::sim {
 
-size_t datatype_size(uint32_t datatype);  // 0 for an unknown datatype
-bool operation_allowed(uint32_t op, uint32_t datatype);
+using s4bxi::datatype_size;
+using s4bxi::operation_allowed;
 
 // Applies `op` element by element: target[i] = target[i] op operand[i]. `compare` is the
 // swap operand (CSWAP*, MSWAP); may be null otherwise. Pure: unit-tested.

@@ -61,6 +61,9 @@ void set_events_looked(RankPortals& p, uint64_t events);
 
 // The entry's handle slot, if it still holds this entry, becomes free.
 void release_handle(RankPortals& owner, const ListEntryPtr& entry);
+// The entry at this index is gone: its slot is free, and the rank may choose it again once
+// it has had a reply (wire::EntrySlot).
+void forget_entry(RankPortals& owner, uint32_t index);
 // The trigger of a PtlTriggeredMEAppend fired: the entry is linked at this instant, and
 // its events are written by an actor of the NIC.
 void append_triggered(RankPortals& owner, const ListEntryPtr& entry);
@@ -313,6 +316,8 @@ private:
     int get_map();
     int ni_handle();
     int new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out);
+    bool chosen_handle_free(uint32_t handle, HandleKind kind) const;
+    uint32_t server_entry_index() const;
     int eq_alloc();
     int eq_free();
     int wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_ms, const char* what);

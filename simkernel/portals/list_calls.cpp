@@ -9,11 +9,18 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_portals);
 namespace s4bxi::sim {
 namespace engine {
 
+void forget_entry(RankPortals& owner, uint32_t index)
+{
+    owner.entries[index].reset();
+    if (owner.mirror && index < wire::kMirroredEntries)
+        wire::free_entry_slot(owner.mirror->entries[index], owner.mirror->replies.load(std::memory_order_relaxed));
+}
+
 // The entry's handle slot, if it still holds this entry, becomes free.
 void release_handle(RankPortals& owner, const ListEntryPtr& entry)
 {
     uint32_t index = handle_index(entry->handle);
-    if (index < owner.entries.size() && owner.entries[index] == entry) owner.entries[index].reset();
+    if (index < owner.entries.size() && owner.entries[index] == entry) forget_entry(owner, index);
 }
 
 namespace {
@@ -151,6 +158,27 @@ void append_triggered(RankPortals& owner, const ListEntryPtr& entry)
                        [&nic, rank, entry, linked] { report_link(nic, *rank, entry, linked); });
 }
 
+// The handle the rank chose for a new entry (wire::EntrySlot) is one it may choose, and
+// free: otherwise the rank and the server disagree on its entries, which is a fault of
+// s4bxi's, reported as such.
+bool Call::chosen_handle_free(uint32_t handle, HandleKind kind) const
+{
+    uint32_t index = handle_index(handle);
+    bool free = handle_kind(handle) == kind && p_.mirror && index < wire::kMirroredEntries &&
+                (index >= p_.entries.size() || !p_.entries[index]);
+    if (!free) XBT_WARN("rank %d: internal error: the rank chose list entry handle %#x, which is not free", r_.rank, handle);
+    return free;
+}
+
+// The index of an entry whose handle the rank left to the server: the lowest free one past
+// the slots the rank chooses from (all of them without a mirror).
+uint32_t Call::server_entry_index() const
+{
+    uint32_t index = p_.mirror ? wire::kMirroredEntries : 0;
+    while (index < p_.entries.size() && p_.entries[index]) ++index;
+    return index;
+}
+
 // Checks an entry's arguments and creates it, with its handle, not linked yet.
 int Call::new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out)
 {
@@ -172,17 +200,14 @@ int Call::new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out)
     if (pt.priority.size() + pt.overflow.size() >= static_cast<size_t>(n->limits.max_list_size)) return PTL_LIST_TOO_LONG;
     size_t live = std::count_if(p_.entries.begin(), p_.entries.end(), [](const auto& e) { return e != nullptr; });
     if (live >= static_cast<size_t>(n->limits.max_entries)) return PTL_NO_SPACE;
+    HandleKind kind = a.is_le ? HandleKind::LE : HandleKind::ME;
+    if (a.handle != 0 && !chosen_handle_free(a.handle, kind)) return PTL_ARG_INVALID;
     management_command();
     auto entry = std::make_shared<ListEntry>();
-    uint32_t index = static_cast<uint32_t>(p_.entries.size());
-    for (uint32_t i = 0; i < p_.entries.size(); ++i)
-        if (!p_.entries[i]) {
-            index = i;
-            break;
-        }
-    if (index == p_.entries.size()) p_.entries.emplace_back();
+    uint32_t index = a.handle != 0 ? handle_index(a.handle) : server_entry_index();
+    if (index >= p_.entries.size()) p_.entries.resize(index + 1);
     p_.entries[index] = entry;
-    entry->handle = make_handle(a.is_le ? HandleKind::LE : HandleKind::ME, index);
+    entry->handle = make_handle(kind, index);
     entry->ni = n->index;
     entry->pt_index = a.pt_index;
     entry->list = static_cast<ptl_list_t>(a.list);

@@ -208,8 +208,8 @@ int Call::ni_fini()
     uint32_t depth = nic_model().spec().command_queue_depth;
     for (uint32_t i = 0; i < depth; ++i) n->command_slots->acquire();
     for (uint32_t i = 0; i < depth; ++i) n->command_slots->release();
-    for (auto& entry : p_.entries)
-        if (entry && entry->ni == n->index) entry.reset();
+    for (uint32_t i = 0; i < p_.entries.size(); ++i)
+        if (p_.entries[i] && p_.entries[i]->ni == n->index) forget_entry(p_, i);
     for (auto& q : p_.eqs)
         if (q.used && q.ni == n->index) q.close();
     for (auto& c : p_.cts)

@@ -137,6 +137,22 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
     }
 }
 
+const char* posted_call_name(const wire::Request& request)
+{
+    switch (static_cast<wire::Op>(request.op)) {
+    case wire::Op::PtlPut: return "PtlPut";
+    case wire::Op::PtlGet: return "PtlGet";
+    case wire::Op::PtlAtomic: return "PtlAtomic";
+    case wire::Op::PtlFetchAtomic: return "PtlFetchAtomic";
+    case wire::Op::PtlSwap: return "PtlSwap";
+    case wire::Op::PtlCTInc: return "PtlCTInc";
+    case wire::Op::PtlCTSet: return "PtlCTSet";
+    case wire::Op::PtlTriggered: return "triggered operation";
+    case wire::Op::PtlMEAppend: return wire::args_as<wire::MEAppendArgs>(request.args).is_le ? "PtlLEAppend" : "PtlMEAppend";
+    default: return "command";
+    }
+}
+
 // A posted command (wire::PostedCommand) was served: the rank goes on from its end, as
 // after a reply, but the rank has not waited for one. Its clock and its mirror's count of
 // replies move as a reply would move them; the rank reads them once it has seen
@@ -149,8 +165,7 @@ void finish_posted_command(RankRecord& r, const wire::Reply& reply)
     // link that a failure what-if took down) has no caller to return to.
     if (reply.rc != PTL_OK)
         XBT_WARN("rank %d: a posted %s failed with %d at %.9f s; the program was told PTL_OK", r.rank,
-                 r.request.op == static_cast<uint32_t>(wire::Op::PtlGet) ? "PtlGet" : "PtlPut", reply.rc,
-                 sg4::Engine::get_clock());
+                 posted_call_name(r.request), reply.rc, sg4::Engine::get_clock());
     r.phase = RankPhase::Computing;
     r.asleep_since_wall = -1.0;
     wire::Slot& slot = *r.slot.object;
