@@ -5,6 +5,7 @@
 
 #include "context.hpp"
 #include "scheduling/memory_waits.hpp"
+#include "scheduling/rank_throttle.hpp"
 #include "services/rank_delivery.hpp"
 
 namespace s4bxi::sim {
@@ -32,6 +33,7 @@ bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& t
         // As for the server's own writes (rank_memory.cpp): the date first, then the bytes,
         // then a rank waiting on its memory holds time again (memory_waits.hpp). If the
         // order fails, the two-copy path that follows does the same.
+        resume_rank(*rank);  // its delivery thread copies, and the server waits for it
         RankRecord* waiting = memory_write_begins(to.pid);
         if (!order_delivery(*rank->slot.object, to.pid, from.pid, from.start + from_offset, to.start + to_offset,
                             length))

@@ -22,6 +22,7 @@
 #include "s4bxi/thread_state.hpp"
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/parked_waits.hpp"
+#include "scheduling/rank_throttle.hpp"
 #include "services/outside_wait_service.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
@@ -371,6 +372,7 @@ double earliest_next_request(const RankRecord& r, bool posted)
 void dispatch(const std::vector<RankRecord*>& batch)
 {
     for (RankRecord* r : batch) {  // in rank order: the registry is sorted
+        resume_rank(*r);
         r->serving_posted = posted_pending(*r);
         r->request = next_request(*r);
         if (r->serving_posted) ++r->posted_taken;
@@ -409,6 +411,13 @@ bool progress_under_computing_ranks(const std::vector<RankRecord*>& batch)
         if (horizon < 0 || earliest < horizon) horizon = earliest;
     }
     if (horizon < 0) return false;
+    for (auto& rank : ctx.registry.ranks()) {
+        RankRecord& r = *rank;
+        if (r.phase == RankPhase::Computing && r.outside_wait == OutsideWait::None && !posted(r))
+            throttle_if_ahead(r, earliest_next_request(r, false), horizon);
+        else
+            resume_rank(r);
+    }
     std::vector<RankRecord*> ready;
     for (RankRecord* r : batch)
         if (earliest_next_request(*r, true) <= horizon) ready.push_back(r);

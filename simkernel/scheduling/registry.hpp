@@ -91,6 +91,7 @@ struct RankRecord {
     bool service_mode = false;  // its messages use the NIC's service VNs (--service-ranks)
 
     RankPhase phase = RankPhase::Computing;
+    bool throttled = false;  // stopped while it ran ahead of simulated time (rank_throttle.hpp)
     RankPhase phase_before_dispatch = RankPhase::Computing;  // restored after another thread's request
     // Blocked-outside detection: the simulated thread's CPU time last seen; since when (wall
     // seconds) it has been seen asleep at every look, with that CPU time and no new request

@@ -17,17 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "must_succeed.h"
+
 #define PID 8
 #define DATA_PT 1
 #define SEEN_PT 2
-
-static void check(int rc, const char* what)
-{
-    if (rc != PTL_OK) {
-        fprintf(stderr, "ct_memory_order: %s failed: %d\n", what, rc);
-        exit(2);
-    }
-}
 
 static ptl_handle_ct_t idle_ct;  /* nothing counts on it: the progress thread's polls time out */
 static volatile int done;

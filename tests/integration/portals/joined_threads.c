@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "must_succeed.h"
+
 #define PID 48
 #define PT 0
 #define THREADS 4
@@ -25,14 +27,6 @@ static ptl_handle_ni_t ni;
 static ptl_process_t peer;
 static uint64_t word;  /* the peer's threads add to it */
 static int failed;
-
-static void check(int rc, const char* what)
-{
-    if (rc != PTL_OK) {
-        fprintf(stderr, "joined_threads: %s failed: %d\n", what, rc);
-        exit(2);
-    }
-}
 
 /* Computes for about `ns` of the thread's CPU time: the simulation falls idle meanwhile. */
 static void compute(long ns)
