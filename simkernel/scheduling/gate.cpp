@@ -404,19 +404,23 @@ bool progress_under_computing_ranks(const std::vector<RankRecord*>& batch)
     Context& ctx = context();
     if (ctx.config.cpu_model == wire::CpuModel::Zero) return false;
     double horizon = -1.0;
-    for (auto& rank : ctx.registry.ranks()) {
-        const RankRecord& r = *rank;
-        if (r.phase != RankPhase::Computing || r.outside_wait == OutsideWait::Others || posted(r)) continue;
-        double earliest = earliest_next_request(r, false);
-        if (horizon < 0 || earliest < horizon) horizon = earliest;
-    }
-    if (horizon < 0) return false;
+    // Each computing rank's earliest date, read once (its CPU clock is a /proc read): the
+    // horizon is their minimum, and the ranks far past it are stopped (rank_throttle.hpp).
+    std::vector<std::pair<RankRecord*, double>> computing;
     for (auto& rank : ctx.registry.ranks()) {
         RankRecord& r = *rank;
-        if (r.phase == RankPhase::Computing && r.outside_wait == OutsideWait::None && !posted(r))
-            throttle_if_ahead(r, earliest_next_request(r, false), horizon);
-        else
+        if (r.phase != RankPhase::Computing || r.outside_wait == OutsideWait::Others || posted(r)) {
             resume_rank(r);
+            continue;
+        }
+        double earliest = earliest_next_request(r, false);
+        if (horizon < 0 || earliest < horizon) horizon = earliest;
+        computing.emplace_back(&r, earliest);
+    }
+    if (horizon < 0) return false;
+    for (auto [r, earliest] : computing) {
+        if (r->outside_wait == OutsideWait::None) throttle_if_ahead(*r, earliest, horizon);
+        else resume_rank(*r);
     }
     std::vector<RankRecord*> ready;
     for (RankRecord* r : batch)

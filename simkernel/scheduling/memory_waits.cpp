@@ -15,6 +15,13 @@ namespace {
 
 int g_memory_waiters = 0;  // ranks taken to wait on their memory now
 
+// The rank's CPU time when its budget began: its last reply, or the last write into its
+// memory or page fault seen since, whichever is later.
+uint64_t budget_base(const RankRecord& r)
+{
+    return std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), r.memory_budget_base_ns);
+}
+
 }  // namespace
 
 bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
@@ -25,7 +32,7 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     // wait would let simulated time run past messages on their way to entries it has yet to
     // append, dropped then retransmitted seconds later.
     if (!r.memory_waits || !exposes_memory(r)) return false;
-    uint64_t base = std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), r.memory_budget_base_ns);
+    uint64_t base = budget_base(r);
     // A budget spent taking page faults went to computing: a loop that reads the same
     // words waiting for a write takes none, a program filling memory it has not touched
     // yet (a fresh array of the symmetric heap) takes one per page or huge page. Taken to
@@ -41,7 +48,7 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     if (cpu_now_ns < base + kMemoryWaitCpuNs) return false;
     if (uint64_t faults = r.thread_cpu.page_faults(); first_look || faults != r.memory_fault_mark) {
         r.memory_budget_base_ns = cpu_now_ns;
-        r.memory_fault_window = std::max(r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire), cpu_now_ns);
+        r.memory_fault_window = budget_base(r);
         r.memory_fault_mark = faults;
         return false;
     }
