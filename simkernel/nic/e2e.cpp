@@ -85,7 +85,10 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
 
 void E2eTracker::disarm()
 {
-    if (deadline_timer_) deadline_timer_->remove();
+    if (deadline_timer_) {
+        deadline_timer_->remove();
+        wake_gate_for_withdrawn_event();
+    }
     deadline_timer_ = nullptr;
     armed_ = nullptr;
 }

@@ -629,6 +629,13 @@ void wake_gate_for_poll()
     context().gate_wakeup->release();
 }
 
+void wake_gate_for_withdrawn_event()
+{
+    if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
+    g_gate_wakes_at = -1.0;
+    context().gate_wakeup->release();
+}
+
 void report_deadlock()
 {
     context().outcome.fail("deadlock",

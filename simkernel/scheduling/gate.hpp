@@ -22,6 +22,12 @@ void gate_actor();
 // simulation stalled as it begins.
 void wake_gate_for_poll();
 
+// A simulated event was withdrawn before its date (an E2E retransmission deadline whose
+// message was acknowledged): the gate, if it sleeps until the next event with ranks
+// outside the simulation, looks again, or its own wake-up becomes the next event and the
+// engine runs the clock to it.
+void wake_gate_for_withdrawn_event();
+
 // Called by SimGrid when no actor can ever run again: names what every rank waits on.
 void report_deadlock();
 
