@@ -21,27 +21,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, check_setup, verdict
+from run_shmem import SKIP, check_setup, host_independent, verdict
 
 # (program, rank counts, latest simulated end in seconds)
 PROGRAMS = [("unit/shmem_test", [2, 4], 1e-3), ("unit/c11_test_shmem_wait_until_vector", [2, 4], 1e-3),
             ("spec-example/shmem_test_any", [2, 4], 1e-3), ("unit/bigput", [4], 0.5)]
 RUNS = 3
 HOGGED = (1, 2)  # runs beside a CPU hog
-
-
-def simulated(summary_path):
-    """The summary without what depends on the host, or None if it is missing."""
-    try:
-        summary = json.loads(Path(summary_path).read_text())
-    except (OSError, ValueError):
-        return None
-    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
-        summary.pop(host_dependent, None)
-    for rank in summary.get("ranks", []):
-        rank.pop("pid", None)
-        rank.pop("peak_rss", None)
-    return summary
 
 
 def main():
@@ -68,7 +54,7 @@ def main():
                         if hog:
                             hog.kill()
                             hog.wait()
-                    summary = simulated(summary_path)
+                    summary = host_independent(summary_path)
                     makespan = summary.get("makespan") if summary else None
                     print(f"{name} on {ranks} ranks, run {i}{' (beside a CPU hog)' if i in HOGGED else ''}: "
                           f"exit {done.returncode}, simulated {makespan} s")

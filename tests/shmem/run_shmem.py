@@ -31,6 +31,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,23 @@ def verdict(errors, success):
         return 1
     print(f"ok: {success}")
     return 0
+
+
+def host_independent(summary_path):
+    """A run summary without what depends on the host (wall time, pids, memory peaks), or
+    None if it is missing: what two zero-model runs of a program must share."""
+    try:
+        summary = json.loads(Path(summary_path).read_text())
+    except (OSError, ValueError):
+        return None
+    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
+        summary.pop(host_dependent, None)
+    if "message" in summary:
+        summary["message"] = re.sub(r"\(pid \d+", "(pid N", summary["message"])
+    for rank in summary.get("ranks", []):
+        rank.pop("pid", None)
+        rank.pop("peak_rss", None)
+    return summary
 
 
 def load_known(path):
