@@ -71,7 +71,8 @@ void append_triggered(RankPortals& owner, const ListEntryPtr& entry);
 class Call {
 public:
     Call(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
-        : r_(rank), p_(*rank.portals), request_(request), reply_(reply), ticket_(rank.serving)
+        : r_(rank), p_(*rank.portals), request_(request), reply_(reply), ticket_(rank.serving),
+          aborts_at_start_(rank.portals->aborts)
     {
     }
 
@@ -157,7 +158,7 @@ private:
             // its condition again before it waits. Without this, a parked PtlCTWait whose
             // counter had reached its test waited for ever (SOS's mt_membar: the counter
             // at 214, the fence's wait for 214 never answered).
-            if (ticket_->parked) return std::exchange(p_.abort_requested, false);
+            if (ticket_->parked) return p_.aborts != aborts_at_start_;
         }
         // A parked wait is no poll: p_.waiting tells the gate that a poll's proxy is in its wait.
         const bool parked = ticket_ && ticket_->parked;
@@ -168,7 +169,7 @@ private:
         if (deadline < 0) p_.activity->wait(lock);
         else if (deadline > sg4::Engine::get_clock()) p_.activity->wait_until(lock, deadline);
         if (!parked) p_.waiting = false;
-        return std::exchange(p_.abort_requested, false);
+        return p_.aborts != aborts_at_start_;
     }
 
     // Another thread's timed poll: its timeout runs in real time, as that thread's clock
@@ -341,6 +342,7 @@ private:
     const wire::Request& request_;
     wire::Reply& reply_;
     ParkTicket* ticket_;  // of the proxy serving the request (parked_waits.hpp)
+    uint64_t aborts_at_start_;  // RankPortals::aborts when the call began: a later one interrupts its wait
 };
 
 }  // namespace s4bxi::sim::engine

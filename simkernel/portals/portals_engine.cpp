@@ -452,7 +452,6 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
     if (!loop_call && rank.portals) rank.portals->probing = false;
     int rc = Call(rank, request, reply).run();
     rank.waiting_on.clear();
-    if (rank.portals) rank.portals->abort_requested = false;  // an abort meets only the wait it interrupts
     return rc;
 }
 
@@ -498,7 +497,7 @@ void abort_blocking_wait(RankRecord& rank)
     bool blocking_wait = wire::parkable(static_cast<wire::Op>(rank.request.op), rank.request.args);
     bool parked = std::any_of(rank.parked.begin(), rank.parked.end(), [](const ParkedSlot& s) { return s.used; });
     if (!((rank.phase == RankPhase::Waiting && blocking_wait) || parked) || !rank.portals) return;
-    rank.portals->abort_requested = true;
+    ++rank.portals->aborts;
     rank.portals->activity->notify_all();
 }
 

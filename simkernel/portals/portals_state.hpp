@@ -136,7 +136,11 @@ struct RankPortals {
     // Anything that may interest a waiting proxy (event queued, counter changed).
     simgrid::s4u::MutexPtr mutex;
     simgrid::s4u::ConditionVariablePtr activity;
-    bool abort_requested = false;  // PtlAbort: the blocking wait in progress returns PTL_INTERRUPTED
+    // PtlAbort calls acted upon: every blocking wait in progress (the one being served and
+    // the parked ones) returns PTL_INTERRUPTED, each seeing the count move past what it
+    // was when its call began. A flag, taken by the first wait that woke, interrupted
+    // only that one.
+    uint64_t aborts = 0;
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
     double idle_since = -1.0;   // start of the current run of empty polls (< 0: none)
     // The rank's last Portals request to the server was an empty poll or a search that

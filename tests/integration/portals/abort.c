@@ -1,11 +1,13 @@
-/* PtlAbort from another thread interrupts the blocking wait in progress: rank 0 waits in
+/* PtlAbort from another thread interrupts the blocking waits in progress: rank 0 waits in
  * PtlEQWait, then in PtlCTWait, for what never comes, and a helper thread aborts each
- * wait after 100 ms of real time; both return PTL_ABORTED. An abort while nothing waits
- * changes nothing. Meanwhile rank 1 holds simulated time by spinning on a flag of its
+ * wait after 100 ms of real time; both return PTL_ABORTED. Then three waits at once (the
+ * main thread's PtlEQWait and two threads' PtlCTWait, each on a counter of its own): one
+ * PtlAbort interrupts all three. An abort while nothing waits changes nothing. Meanwhile rank 1 holds simulated time by spinning on a flag of its
  * own memory, which rank 0 finally puts (measured CPU model). */
 #define _DEFAULT_SOURCE
 #include <portals4.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -33,6 +35,9 @@ static int aborted_wait(int (*wait)(void *), void *what)
 
 static ptl_handle_eq_t eq;
 static ptl_handle_ct_t ct;
+static ptl_handle_ct_t thread_cts[2];
+static int thread_rcs[2];
+static int waiting;  /* threads that have begun their wait, about */
 
 static int eq_wait(void *unused)
 {
@@ -46,6 +51,28 @@ static int ct_wait(void *unused)
     (void)unused;
     ptl_ct_event_t value;
     return PtlCTWait(ct, 1, &value);
+}
+
+static void *ct_wait_thread(void *index)
+{
+    ptl_ct_event_t value;
+    int i = (int)(long)index;
+    __atomic_add_fetch(&waiting, 1, __ATOMIC_SEQ_CST);
+    thread_rcs[i] = PtlCTWait(thread_cts[i], 1, &value);
+    return NULL;
+}
+
+/* The main thread's PtlEQWait and two threads' PtlCTWait, all in progress when the
+ * helper aborts (100 ms after the threads began): each returns PTL_ABORTED. */
+static int three_waits(void *unused)
+{
+    (void)unused;
+    pthread_t threads[2];
+    for (long i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, ct_wait_thread, (void *)i);
+    while (__atomic_load_n(&waiting, __ATOMIC_SEQ_CST) < 2) sched_yield();
+    int rc = eq_wait(NULL);
+    for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+    return rc == PTL_ABORTED && thread_rcs[0] == PTL_ABORTED && thread_rcs[1] == PTL_ABORTED ? PTL_ABORTED : -1;
 }
 
 int main(void)
@@ -76,6 +103,10 @@ int main(void)
         expect(PTL_ABORTED == PTL_INTERRUPTED, "PTL_ABORTED is the reference's PTL_INTERRUPTED");
         expect(aborted_wait(eq_wait, NULL) == PTL_ABORTED, "PtlAbort interrupts PtlEQWait");
         expect(aborted_wait(ct_wait, NULL) == PTL_ABORTED, "PtlAbort interrupts PtlCTWait");
+        EXPECT_RC(PtlCTAlloc(ni, &thread_cts[0]), PTL_OK);
+        EXPECT_RC(PtlCTAlloc(ni, &thread_cts[1]), PTL_OK);
+        expect(aborted_wait(three_waits, NULL) == PTL_ABORTED,
+               "one PtlAbort interrupts the three waits in progress (two other threads' PtlCTWait, PtlEQWait)");
         ptl_md_t md_desc = {&one, 1, 0, PTL_EQ_NONE, PTL_CT_NONE};
         EXPECT_RC(PtlMDBind(ni, &md_desc, &md), PTL_OK);
         ptl_process_t peer = {.phys = {1, PID}};
