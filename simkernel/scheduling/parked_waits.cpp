@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -155,6 +158,33 @@ bool look_at_parked_waits(RankRecord& r, double now)
         r.other_thread_may_call = other_thread_alive_outside_waits(r);
     }
     return ends_by_itself || r.other_thread_may_call;
+}
+
+bool unknown_thread_may_call(const RankRecord& r)
+{
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/task", r.pid);
+    DIR* tasks = opendir(path);
+    if (!tasks) return false;
+    bool may_call = false;
+    while (const dirent* entry = readdir(tasks)) {
+        pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+        if (tid <= 0 || tid == r.tid ||
+            std::find(r.portals_threads.begin(), r.portals_threads.end(), tid) != r.portals_threads.end())
+            continue;
+        char name[32];
+        if (read_thread_file(r.pid, tid, "comm", name, sizeof name) && std::strncmp(name, "s4bxi-delivery", 14) == 0)
+            continue;
+        char state = thread_state(r.pid, tid);
+        char wchan[64];
+        if (state == 'R' || (state == 'S' && read_thread_file(r.pid, tid, "wchan", wchan, sizeof wchan) &&
+                             std::strstr(wchan, "nanosleep"))) {
+            may_call = true;
+            break;
+        }
+    }
+    closedir(tasks);
+    return may_call;
 }
 
 void kill_parked_waits(RankRecord& r)

@@ -35,6 +35,15 @@ void finish_parked_wait(RankRecord& rank, const wire::Request& request, const wi
 // does not wait for the rank, but the run is not a deadlock either.
 bool look_at_parked_waits(RankRecord& rank, double wall_now);
 
+// A thread of the rank the server has not heard from, and that will run again by itself:
+// running or runnable (a thread the program has just started, on its way to its first
+// Portals call), or asleep in nanosleep. With every rank waiting in the simulation and
+// nothing under way, such a thread may still make the call a wait waits for: no deadlock
+// yet. The simulated thread, the threads whose calls the server has served, and the
+// interposer's delivery thread are not looked at; threads asleep in anything else
+// (a runtime's progress thread in epoll_wait) count for nothing.
+bool unknown_thread_may_call(const RankRecord& rank);
+
 // The rank's process is gone: the actors of its parked waits go too.
 void kill_parked_waits(RankRecord& rank);
 
