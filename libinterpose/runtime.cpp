@@ -612,6 +612,11 @@ void simulated_yield()
     call(wire::Op::Yield, nullptr, 0);
 }
 
+void count_thread_created()
+{
+    if (g_state.active) g_state.slot->threads_created.fetch_add(1, std::memory_order_seq_cst);
+}
+
 void request_abort()
 {
     if (!g_state.active) return;

@@ -85,6 +85,9 @@ void simulated_yield();
 // Simulated node name ("node3"), for gethostname/uname.
 const char* node_name();
 
+// The program started a thread (pthread_create): counted in the slot for the server.
+void count_thread_created();
+
 // PtlAbort: asks the server to interrupt the rank's blocking wait, if any. No request:
 // safe from any thread and from a signal handler, while a wait holds the slot.
 void request_abort();

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 13;
+inline constexpr uint32_t kVersion = 14;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -242,6 +242,10 @@ struct alignas(64) Slot {
     // rank is not deadlocked (one of them may make the call the rank waits for). A thread
     // that starts to wait rings the doorbell.
     std::atomic<uint32_t> turn_waiters;
+    // Threads the program has started since the rank registered (pthread_create): while
+    // some of them are new to the server, one may be on its way to the call a wait waits
+    // for, and the server looks at them before it takes the rank for deadlocked.
+    std::atomic<uint32_t> threads_created;
     // Bumped by the server each time it has written a parked wait's result (ParkedWait):
     // the threads in parked waits sleep on it (futex) and look at their own record.
     std::atomic<uint32_t> parked_done;

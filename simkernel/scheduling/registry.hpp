@@ -111,6 +111,9 @@ struct RankRecord {
     std::vector<pid_t> portals_threads;
     double threads_checked_wall = 0.0;
     bool other_thread_may_call = false;  // as last seen
+    // Of the slot's threads_created, those the gate has looked at: each made calls, or was
+    // asleep in something else than nanosleep, or was gone (unknown_thread_may_call).
+    uint32_t threads_accounted = 0;
     // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
     // it is taken to wait now, and its CPU time when it last got a reply or a write; the
     // page faults of its simulated thread when the gate first looked at the budget that
