@@ -452,6 +452,8 @@ bool progress_under_computing_ranks(const std::vector<RankRecord*>& batch)
 // Some rank has started a thread that may still make a call (unknown_thread_may_call),
 // for less than the deadlock timeout. Only ranks whose count of threads created moved
 // since the last look are looked at in /proc: this runs each time the gate parks.
+constexpr double kStartingThreadLook = 0.02;  // wall seconds
+
 bool waits_for_starting_thread(double now)
 {
     static double since = -1.0;
@@ -462,11 +464,21 @@ bool waits_for_starting_thread(double now)
         if (r.phase == RankPhase::Finished || r.phase == RankPhase::Dead) continue;
         uint32_t created = r.slot.object->threads_created.load(std::memory_order_seq_cst);
         if (created == r.threads_accounted) continue;
+        // A thread seen asleep once may be between two steps of its start (a lock of the
+        // dynamic loader, a page fault): the new ones are taken for quiet only when two
+        // looks kStartingThreadLook apart found them so.
         if (unknown_thread_may_call(r)) {
+            r.threads_quiet_since = -1.0;
+            may_call = true;
+            break;
+        }
+        if (r.threads_quiet_since < 0) r.threads_quiet_since = now;
+        if (now - r.threads_quiet_since < kStartingThreadLook) {
             may_call = true;
             break;
         }
         r.threads_accounted = created;
+        r.threads_quiet_since = -1.0;
     }
     if (!may_call) {
         since = -1.0;
@@ -611,7 +623,11 @@ void gate_actor()
                 // nothing left, the engine would report the deadlock before the gate could
                 // look again. With nothing under way, it waits in real time, as long as a
                 // wait outside the simulation may.
+                // Actors ready to run go first: a real-time wait while they could, the
+                // whole simulation stopped (a new thread spinning until another thread's
+                // put had gone out held the gate in its wait, and the put never went).
                 if (waits_for_starting_thread(now)) {
+                    if (others_ran_on_yield()) continue;
                     if (activity_pending()) park_until_time_moves();
                     else bell_seen = wait_doorbell(bell, bell_seen, 0.001);
                     continue;

@@ -114,6 +114,7 @@ struct RankRecord {
     // Of the slot's threads_created, those the gate has looked at: each made calls, or was
     // asleep in something else than nanosleep, or was gone (unknown_thread_may_call).
     uint32_t threads_accounted = 0;
+    double threads_quiet_since = -1.0;  // when the new ones were first seen quiet (wall seconds)
     // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
     // it is taken to wait now, and its CPU time when it last got a reply or a write; the
     // page faults of its simulated thread when the gate first looked at the budget that
