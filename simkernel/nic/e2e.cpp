@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
 
@@ -85,12 +86,12 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
 
 void E2eTracker::disarm()
 {
-    if (deadline_timer_) {
-        deadline_timer_->remove();
+    simgrid::kernel::timer::Timer* timer = std::exchange(deadline_timer_, nullptr);
+    armed_ = nullptr;
+    if (timer) {
+        timer->remove();
         wake_gate_for_withdrawn_event();
     }
-    deadline_timer_ = nullptr;
-    armed_ = nullptr;
 }
 
 bool E2eTracker::take_credits(Message& message, VirtualNetwork vn)
