@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
 #include <utility>
 
 #include <simgrid/kernel/Timer.hpp>
@@ -44,14 +43,16 @@ E2eTracker::E2eTracker(Nic& nic, const PlatformSpec& spec) : nic_(nic), spec_(sp
 void E2eTracker::start()
 {
     for (auto& entries : entries_) entries = sg4::Semaphore::create(spec_.e2e_entries);
-    mutex_ = sg4::Mutex::create();
-    changed_ = sg4::ConditionVariable::create();
     if (!spec_.e2e) return;
-    auto actor = sg4::Actor::create(nic_.hosts().name + "_E2E", nic_.hosts().nic, [this] { loop(); });
-    actor->daemonize();
-    // Daemons are killed when the last rank ends; a deadline left armed would keep the
-    // engine running, and simulated time with it, up to a retransmission nobody sends.
-    actor->on_exit([this](bool) { disarm(); });
+    // The deadlines are kernel timers, set and moved by the TX and RX engines as they send
+    // and acknowledge: no actor of its own to wake twice per message. This one only waits
+    // for the end: daemons are killed when the last rank ends, and a deadline left armed
+    // would keep the engine running, and simulated time with it, up to a retransmission
+    // nobody sends.
+    auto watch = sg4::Actor::create(nic_.hosts().name + "_E2E", nic_.hosts().nic,
+                                    [] { sg4::Semaphore::create(0)->acquire(); });
+    watch->daemonize();
+    watch->on_exit([this](bool) { disarm(); });
 }
 
 E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous)
@@ -67,7 +68,7 @@ E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn
     record->message = std::make_shared<Message>(message);
     record->deadline = sg4::Engine::get_clock() + spec_.retry_timeout;
     pending_.push_back(record);
-    changed_->notify_all();
+    if (!deadline_timer_) arm();
     return record;
 }
 
@@ -80,8 +81,30 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
     // The message holds its transfer, which holds this record: drop the message, or the
     // pair would outlive the run (and the payload with it).
     record->message.reset();
-    if (record.get() == armed_) disarm();
-    changed_->notify_all();
+    if (record.get() == armed_) {
+        disarm();
+        arm();
+    }
+}
+
+// Sets the timer at the deadline of the oldest unacknowledged record, if any. It only
+// runs while some message is unacknowledged, so a quiet node leaves no pending timer that
+// would drag simulated time forward. A kernel timer that acknowledge() removes at once,
+// not a timed wait: the gate, looking for the next event while a rank waited outside the
+// simulation, took a wait's timeout still among the engine's events for one 10 s on and
+// let simulated time run there for nothing (SOS's threaded tests ended at hundreds or
+// thousands of simulated seconds, in multiples of the retry timeout, with no
+// retransmission).
+void E2eTracker::arm()
+{
+    while (!pending_.empty() && pending_.front()->acknowledged) pending_.pop_front();
+    if (pending_.empty()) return;
+    armed_ = pending_.front().get();
+    deadline_timer_ = simgrid::kernel::timer::Timer::set(armed_->deadline, [this] {
+        deadline_timer_ = nullptr;  // the engine deletes a timer that fired
+        armed_ = nullptr;
+        deadline_reached();
+    });
 }
 
 void E2eTracker::disarm()
@@ -92,6 +115,36 @@ void E2eTracker::disarm()
         timer->remove();
         wake_gate_for_withdrawn_event();
     }
+}
+
+// In the engine, when the timer fires: every record past its deadline is sent again, or
+// given up after its last retry.
+void E2eTracker::deadline_reached()
+{
+    ++g_sim_activity;
+    while (!pending_.empty()) {
+        E2eRecordPtr record = pending_.front();
+        if (record->acknowledged) {
+            pending_.pop_front();
+            continue;
+        }
+        if (sg4::Engine::get_clock() < record->deadline) break;
+        pending_.pop_front();
+        if (record->retries >= static_cast<int>(spec_.max_retries)) {
+            // Reporting it writes events, which takes simulated time: an actor's work.
+            sg4::Actor::create(nic_.hosts().name + "_E2E_give_up", nic_.hosts().nic,
+                               [this, record] { give_up(record); })
+                ->daemonize();
+            continue;
+        }
+        ++record->retries;
+        ++retried;
+        XBT_DEBUG("retransmission %d of a message to node %u", record->retries, record->message->destination_nid);
+        auto* copy = new Message(*record->message);
+        copy->retries = record->retries;
+        nic_.tx_queue(record->vn).push_from_nic(copy);
+    }
+    arm();
 }
 
 bool E2eTracker::take_credits(Message& message, VirtualNetwork vn)
@@ -137,51 +190,6 @@ void E2eTracker::release_credits(E2eRecord& record)
     while (!parked.empty()) {
         nic_.tx_queue(record.vn).push_detached(parked.front());
         parked.pop_front();
-    }
-}
-
-// The retransmission timer. It only sleeps while some message is unacknowledged, so a
-// quiet node leaves no pending timer that would drag simulated time forward. The deadline
-// is a kernel timer that acknowledge() removes at once, not a timed wait of changed_:
-// the timeout of that wait stayed among the engine's next events until this actor ran
-// again, after the ACK's notification. The gate, looking for the next event in between
-// while a rank waited outside the simulation, took it for one 10 s on and let simulated
-// time run there for nothing (SOS's threaded tests, whose main threads wait outside in
-// pthread_join while their threads call Portals, ended at hundreds or thousands of
-// simulated seconds, in multiples of the retry timeout, with no retransmission).
-void E2eTracker::loop()
-{
-    std::unique_lock lock(*mutex_);
-    while (true) {
-        ++g_sim_activity;
-        while (!pending_.empty() && pending_.front()->acknowledged) pending_.pop_front();
-        if (pending_.empty()) {
-            changed_->wait(lock);
-            continue;
-        }
-        E2eRecordPtr record = pending_.front();
-        if (sg4::Engine::get_clock() < record->deadline) {
-            armed_ = record.get();
-            deadline_timer_ = simgrid::kernel::timer::Timer::set(record->deadline, [this] {
-                deadline_timer_ = nullptr;  // the engine deletes a timer that fired
-                armed_ = nullptr;
-                changed_->notify_all();
-            });
-            changed_->wait(lock);
-            disarm();
-            continue;
-        }
-        pending_.pop_front();
-        if (record->retries >= static_cast<int>(spec_.max_retries)) {
-            give_up(record);
-            continue;
-        }
-        ++record->retries;
-        ++retried;
-        XBT_DEBUG("retransmission %d of a message to node %u", record->retries, record->message->destination_nid);
-        auto* copy = new Message(*record->message);
-        copy->retries = record->retries;
-        nic_.tx_queue(record->vn).push_detached(copy);
     }
 }
 

@@ -53,7 +53,8 @@ public:
     uint64_t gave_up = 0;
 
 private:
-    void loop();
+    void arm();
+    void deadline_reached();
     void disarm();
     void give_up(const E2eRecordPtr& record);
     void release_credits(E2eRecord& record);
@@ -64,11 +65,9 @@ private:
     // whose requests hold every entry can still answer its peers (with one pool, two
     // nodes flooding each other wait for each other's responses forever).
     simgrid::s4u::SemaphorePtr entries_[4];
-    simgrid::s4u::MutexPtr mutex_;
-    simgrid::s4u::ConditionVariablePtr changed_;
     std::deque<E2eRecordPtr> pending_;  // in deadline order: the timeout is constant
-    // The deadline the loop sleeps until (that of the first record of pending_), and that
-    // record: acknowledging it removes the timer at once (loop()).
+    // The kernel timer set at the deadline of the oldest unacknowledged record, and that
+    // record: acknowledging it moves the timer to the next one at once.
     simgrid::kernel::timer::Timer* deadline_timer_ = nullptr;
     const E2eRecord* armed_ = nullptr;
     // In-flight credits: per (VN, target NID) and per (VN, source pid, target pid, target NID).

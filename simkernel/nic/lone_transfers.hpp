@@ -14,7 +14,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -66,9 +66,17 @@ private:
     };
     Route& route(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
 
+    // Looked up for every transfer, several times per message: hashed, not a tree.
+    struct HostPairHash {
+        size_t operator()(const std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>& p) const
+        {
+            return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+        }
+    };
+
     bool enabled_ = false;
     std::unordered_map<simgrid::s4u::Link*, LinkUse> links_;  // node-based: stable addresses
-    std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, Route> routes_;
+    std::unordered_map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, Route, HostPairHash> routes_;
 };
 
 // Counts a simulated transfer on its links until the end of the scope, even when the

@@ -126,6 +126,7 @@ public:
     void set_consumer(simgrid::s4u::ActorPtr actor);
     void push_blocking(Message* message, uint64_t bytes);  // from a core: a PCIe command write
     void push_detached(Message* message);                  // from the NIC itself: no cost
+    void push_from_nic(Message* message) { arrived_.push(message); }  // also from the engine (a timer)
     Message* pop();
 
 private:
