@@ -84,6 +84,9 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
     if (record.get() == armed_) {
         disarm();
         arm();
+        // Last, once the timers are right: waking the gate is a simcall, during which
+        // other actors run (and may arm a timer of their own).
+        wake_gate_for_withdrawn_event();
     }
 }
 
@@ -97,6 +100,7 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
 // retransmission).
 void E2eTracker::arm()
 {
+    if (deadline_timer_) return;  // armed already, for the oldest record then
     while (!pending_.empty() && pending_.front()->acknowledged) pending_.pop_front();
     if (pending_.empty()) return;
     armed_ = pending_.front().get();
@@ -111,10 +115,7 @@ void E2eTracker::disarm()
 {
     simgrid::kernel::timer::Timer* timer = std::exchange(deadline_timer_, nullptr);
     armed_ = nullptr;
-    if (timer) {
-        timer->remove();
-        wake_gate_for_withdrawn_event();
-    }
+    if (timer) timer->remove();
 }
 
 // In the engine, when the timer fires: every record past its deadline is sent again, or

@@ -698,15 +698,12 @@ void wake_gate_for_poll()
 void wake_gate_for_withdrawn_event()
 {
     if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
-    // From maestro, as the clock's callback does: released from the actor that withdrew
-    // the event, the semaphore would suspend it in the middle of its work (a simcall),
-    // and other actors would run in between. A timer at the current date fires in
-    // maestro without moving the clock.
-    simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock(), [] {
-        if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
-        g_gate_wakes_at = -1.0;
-        context().gate_wakeup->release();
-    });
+    // Released at once from the actor that withdrew the event (a simcall, handled in this
+    // scheduling round). Not through a timer at the current date: its firing was one more
+    // round of the engine's models at that date, whenever the gate happened to wait, and
+    // simulated dates then differed in their last digits from run to run.
+    g_gate_wakes_at = -1.0;
+    context().gate_wakeup->release();
 }
 
 void report_deadlock()
