@@ -2,6 +2,8 @@
 // know about the current process and how to reach the server.
 #pragma once
 
+#include <pthread.h>
+
 #include <cstdint>
 
 #include "s4bxi/call_records.hpp"
@@ -88,6 +90,10 @@ const char* node_name();
 // The program started a thread (pthread_create): counted in the slot for the server.
 void count_thread_created();
 
+// libc's pthread_create, for the interposer's own threads (the delivery thread), which
+// the server need not look for (thread_creation.cpp).
+int create_own_thread(pthread_t* thread, const pthread_attr_t* attributes, void* (*start)(void*), void* argument);
+
 // PtlAbort: asks the server to interrupt the rank's blocking wait, if any. No request:
 // safe from any thread and from a signal handler, while a wait holds the slot.
 void request_abort();
@@ -97,8 +103,9 @@ void request_abort();
 // if the server is gone.
 const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size);
 
-// Posts a command that the simulated thread does not wait for (wire::PostedCommand; a
-// PtlPut, PtlGet or list append whose arguments the caller checked as the server would): the server
+// Posts a command that the simulated thread does not wait for (wire::PostedCommand: a
+// data call, a counter update, a list append or a triggered operation whose arguments the
+// caller checked as the server would): the server
 // serves it, in order with the rank's requests, exactly as call() would have had it
 // served. Returns false when the command must go through call() instead: another thread,
 // within a request or a clock reading, an outside episode under way. The rank's clock and

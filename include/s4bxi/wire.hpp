@@ -207,8 +207,8 @@ struct alignas(64) Delivery {
 // commands"): a data call, a counter update, a list append or a triggered operation whose
 // arguments the rank checked itself, as a NIC takes a doorbell write. The server serves
 // the rank's posted commands in order, each exactly as the same request would have been
-// served, before the rank's next request, and writes no reply: it writes the command's end date into the slot (sim_time_at_reply_bits) and
-// counts it (posted_served).
+// served, before the rank's next request, and writes no reply: it writes the command's
+// end date into the slot (sim_time_at_reply_bits) and counts it (posted_served).
 inline constexpr uint32_t kPostedRing = 16;
 
 struct PostedCommand {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "runtime.hpp"
 #include "s4bxi/slot_futex.hpp"
 
 namespace s4bxi::interpose {
@@ -92,7 +93,7 @@ void start_delivery_thread_for(wire::Slot& slot, uint64_t length, uint64_t copy_
     pthread_sigmask(SIG_SETMASK, &all, &saved);
     pthread_t thread;
     // Without the thread, payloads go through the server, as below the size.
-    const bool created = pthread_create(&thread, &attributes, serve, &slot) == 0;
+    const bool created = create_own_thread(&thread, &attributes, serve, &slot) == 0;
     pthread_sigmask(SIG_SETMASK, &saved, nullptr);
     pthread_attr_destroy(&attributes);
     if (!created) return;

@@ -72,7 +72,7 @@ class Call {
 public:
     Call(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
         : r_(rank), p_(*rank.portals), request_(request), reply_(reply), ticket_(rank.serving),
-          aborts_at_start_(rank.portals ? rank.portals->aborts : 0)
+          aborts_at_start_(rank.portals->aborts)
     {
     }
 

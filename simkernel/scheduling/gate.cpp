@@ -275,13 +275,19 @@ void park_until_time_moves()
     g_gate_waits_for_next_event = false;
 }
 
+// Wakes the gate if it waits for the next event (advance_to_next_event,
+// park_until_time_moves): something changed what that event is.
+void wake_gate_waiting_for_next_event()
+{
+    if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
+    g_gate_wakes_at = -1.0;
+    context().gate_wakeup->release();
+}
+
 void wake_gate_when_time_moves()
 {
-    sg4::Engine::on_time_advance_cb([](double) {
-        if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
-        g_gate_wakes_at = -1.0;
-        context().gate_wakeup->release();  // from maestro: done at once, nothing suspended
-    });
+    // From maestro: done at once, nothing suspended.
+    sg4::Engine::on_time_advance_cb([](double) { wake_gate_waiting_for_next_event(); });
 }
 
 // The wait of advance_for for the next event, woken sooner by any other event.
@@ -697,13 +703,11 @@ void wake_gate_for_poll()
 
 void wake_gate_for_withdrawn_event()
 {
-    if (!g_gate_waits_for_next_event || g_gate_wakes_at < 0) return;
     // Released at once from the actor that withdrew the event (a simcall, handled in this
     // scheduling round). Not through a timer at the current date: its firing was one more
     // round of the engine's models at that date, whenever the gate happened to wait, and
     // simulated dates then differed in their last digits from run to run.
-    g_gate_wakes_at = -1.0;
-    context().gate_wakeup->release();
+    wake_gate_waiting_for_next_event();
 }
 
 void report_deadlock()

@@ -1,5 +1,6 @@
 #include "scheduling/parked_waits.hpp"
 
+#include <dirent.h>
 #include <portals4.h>
 #include <sys/types.h>
 
@@ -7,7 +8,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <dirent.h>
 #include <cstring>
 
 #include <fmt/format.h>

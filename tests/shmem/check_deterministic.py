@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, check_setup, host_independent, verdict
+from run_shmem import SKIP, check_setup, host_independent, run_zero, verdict
 
 # (program, rank counts, latest simulated end in seconds)
 PROGRAMS = [("unit/shmem_test", [2, 4], 1e-3), ("unit/c11_test_shmem_wait_until_vector", [2, 4], 1e-3),
@@ -46,10 +46,7 @@ def main():
                     summary_path.unlink(missing_ok=True)
                     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if i in HOGGED else None
                     try:
-                        done = subprocess.run([launcher, "-q", "-n", str(ranks), "--cpu-model", "zero", "--timeout",
-                                               "120", "--summary", str(summary_path), str(program)],
-                                              capture_output=True, text=True, timeout=180, cwd=work,
-                                              stdin=subprocess.DEVNULL)
+                        done = run_zero(launcher, program, ranks, summary_path, work)
                     finally:
                         if hog:
                             hog.kill()

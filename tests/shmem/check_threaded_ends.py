@@ -11,13 +11,11 @@ server's own wake-up became the next event: 2 or 3 runs in 12 ended at 10 s
 
 usage: check_threaded_ends.py LAUNCHER [--sos PREFIX]
 Exit status 0 (pass), 1 (fail) or 77 (SOS is not built: see run_shmem.py)."""
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, check_setup, verdict
+from run_shmem import SKIP, check_setup, host_independent, run_zero, verdict
 
 PROGRAM = "unit/mt_membar"
 RUNS = 8
@@ -33,13 +31,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-threaded-") as work:
         for i in range(RUNS):
             summary_path = Path(work) / f"run{i}.json"
-            done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "120", "--summary",
-                                   str(summary_path), str(prefix / "tests" / PROGRAM)],
-                                  capture_output=True, text=True, timeout=180, cwd=work, stdin=subprocess.DEVNULL)
-            try:
-                summary = json.loads(summary_path.read_text())
-            except (OSError, ValueError):
-                summary = {}
+            done = run_zero(launcher, prefix / "tests" / PROGRAM, 2, summary_path, work)
+            summary = host_independent(summary_path) or {}
             makespan, retransmissions = summary.get("makespan"), summary.get("retransmissions")
             print(f"{PROGRAM} run {i}: exit {done.returncode}, simulated {makespan} s, "
                   f"{retransmissions} retransmissions")

@@ -84,6 +84,14 @@ def verdict(errors, success):
     return 0
 
 
+def run_zero(launcher, program, ranks, summary_path, cwd):
+    """One run of `program` on `ranks` ranks under --cpu-model zero (120 s of wall time at
+    most), its summary written to `summary_path`: the finished launcher, output captured."""
+    return subprocess.run([launcher, "-q", "-n", str(ranks), "--cpu-model", "zero", "--timeout", "120", "--summary",
+                           str(summary_path), str(program)],
+                          capture_output=True, text=True, timeout=180, cwd=cwd, stdin=subprocess.DEVNULL)
+
+
 def host_independent(summary_path):
     """A run summary without what depends on the host (wall time, pids, memory peaks), or
     None if it is missing: what two zero-model runs of a program must share."""
