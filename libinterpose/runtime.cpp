@@ -825,7 +825,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         ring_doorbell(*g_state.doorbell);
 
         const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
-        brief_wait([&] { return slot.state.load(std::memory_order_acquire) == replied; }, host_monotonic_ns);
+        brief_wait([&] { return replied_or_delivering(slot); }, host_monotonic_ns);
         while (slot.state.load(std::memory_order_acquire) != replied) {
             timespec timeout{1, 0};
             sleep_on_slot_state(slot, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);

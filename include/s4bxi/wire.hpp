@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 14;
+inline constexpr uint32_t kVersion = 15;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -185,8 +185,9 @@ static_assert(offsetof(ParkedWait, state) == 0 && sizeof(std::atomic<uint32_t>) 
 // "How payloads move").
 enum class DeliveryState : uint32_t {
     Idle = 0,    // no order; the thread sleeps on `state` (futex)
-    Posted = 1,  // the server posted an order: the thread takes it, or the server withdraws it
-    Taken = 2,   // the thread is copying; the server sleeps on `state` (futex)
+    Posted = 1,  // the server posted an order: the thread takes it (or a thread of the rank
+                 // waiting awake for its reply does), or the server withdraws it
+    Taken = 2,   // a thread is copying; the server sleeps on `state` (futex)
     Done = 3,    // `error` and `moved` tell the outcome; the server sets Idle again
 };
 

@@ -69,15 +69,31 @@ void* serve(void* argument)
             d.sleepers.fetch_sub(1, std::memory_order_seq_cst);
             continue;
         }
-        // The server may withdraw an order nobody took: take it first.
-        if (d.state.compare_exchange_strong(seen, static_cast<uint32_t>(DeliveryState::Taken),
-                                            std::memory_order_seq_cst))
-            carry_out(d);
+        take_delivery_order(d);
     }
     return nullptr;
 }
 
 }  // namespace
+
+bool take_delivery_order(wire::Delivery& d)
+{
+    // The server may withdraw an order nobody took, and another thread may take it first.
+    uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
+    const uint32_t taken = static_cast<uint32_t>(DeliveryState::Taken);
+    if (d.state.load(std::memory_order_relaxed) != posted ||
+        !d.state.compare_exchange_strong(posted, taken, std::memory_order_seq_cst))
+        return false;
+    carry_out(d);
+    return true;
+}
+
+bool replied_or_delivering(wire::Slot& slot)
+{
+    const uint32_t reply = static_cast<uint32_t>(wire::SlotState::Replied);
+    auto replied = [&] { return slot.state.load(std::memory_order_acquire) == reply; };
+    return replied() || (take_delivery_order(slot.delivery) && replied());
+}
 
 void start_delivery_thread_for(wire::Slot& slot, uint64_t length, uint64_t copy_once_from)
 {

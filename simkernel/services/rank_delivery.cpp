@@ -29,6 +29,15 @@ constexpr long kSleepSliceNs = 10'000'000;
 // job-control stop) is withdrawn; a running thread on a loaded host is waited for.
 constexpr int64_t kStoppedWithdrawNs = 100'000'000;
 
+// How long the server yields for a copy before it sleeps: a base, plus the copy's length at
+// a rate that a kernel copy beats on any current host.
+constexpr int64_t kCopyPatienceBaseNs = 50'000;
+constexpr uint64_t kCopyBytesPerNs = 1;
+
+// How long a thread waiting for its reply, awake, has to take an order before the delivery
+// thread is woken for it.
+constexpr int64_t kAwakeTakesNs = 20'000;
+
 uint64_t g_copy_once_from = 0;
 DeliveryStats g_stats;
 bool g_disabled = false;       // the kernel refused a rank access to another's memory (EPERM)
@@ -55,6 +64,14 @@ bool thread_stopped(pid_t pid, pid_t tid)
 uint32_t load_state(const wire::Delivery& d)
 {
     return d.state.load(std::memory_order_seq_cst);
+}
+
+// A thread of the rank waits for the reply to its request and is not asleep on the slot:
+// it watches the slot, and the delivery word with it (libinterpose/runtime.cpp, call()).
+bool waiter_awake(const wire::Slot& slot)
+{
+    return slot.state.load(std::memory_order_seq_cst) == static_cast<uint32_t>(wire::SlotState::Posted) &&
+           slot.sleepers.load(std::memory_order_seq_cst) == 0;
 }
 
 void set_state_and_wake(wire::Delivery& d, DeliveryState state)
@@ -100,11 +117,31 @@ bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint
     d.length = length;
     d.error = 0;
     d.moved = 0;
-    set_state_and_wake(d, DeliveryState::Posted);
+    const int64_t posted_at = monotonic_ns();
+    const uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
+    if (waiter_awake(target)) {
+        // A thread of the rank waits for its reply, awake: it takes the order itself
+        // (interpose::take_delivery_order), and the delivery thread, which may sleep, is
+        // woken only if it has not within kAwakeTakesNs (it fell asleep meanwhile).
+        d.state.store(posted, std::memory_order_seq_cst);
+        // Yields, not spins: the waiter may be waiting for this very core.
+        while (load_state(d) == posted && monotonic_ns() - posted_at < kAwakeTakesNs) syscall(SYS_sched_yield);
+        if (load_state(d) == posted && d.sleepers.load(std::memory_order_seq_cst) != 0)
+            futex(&d.state, FUTEX_WAKE, INT_MAX, nullptr);
+    } else {
+        set_state_and_wake(d, DeliveryState::Posted);
+    }
 
     const uint32_t done = static_cast<uint32_t>(DeliveryState::Done);
-    const int64_t posted_at = monotonic_ns();
-    brief_wait([&] { return load_state(d) == done; }, monotonic_ns);
+    // A kernel copy between processes moves about 14 KiB per microsecond on the 2-core
+    // test machine (75 us per MiB), on another core: the server yields for about as long
+    // as the copy may take before it sleeps, since the wake-up would cost it tens of
+    // microseconds more on a virtual machine (the brief wait's 200 yields may be over
+    // before a large copy is).
+    if (!brief_wait([&] { return load_state(d) == done; }, monotonic_ns)) {
+        const int64_t patience_ns = kCopyPatienceBaseNs + static_cast<int64_t>(length / kCopyBytesPerNs);
+        while (load_state(d) != done && monotonic_ns() - posted_at < patience_ns) syscall(SYS_sched_yield);
+    }
     while (true) {
         uint32_t seen = load_state(d);
         if (seen == done) break;
@@ -119,8 +156,8 @@ bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint
                        monotonic_ns() - posted_at > kStoppedWithdrawNs && thread_stopped(target_pid, tid)))
             continue;
         // Withdraw an order nobody took; a thread that died with it taken never answers.
-        uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
-        if (!alive || d.state.compare_exchange_strong(posted, static_cast<uint32_t>(DeliveryState::Idle),
+        uint32_t expected = posted;
+        if (!alive || d.state.compare_exchange_strong(expected, static_cast<uint32_t>(DeliveryState::Idle),
                                                       std::memory_order_seq_cst)) {
             if (!alive) {
                 d.thread_id.store(0, std::memory_order_release);

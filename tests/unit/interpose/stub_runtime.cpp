@@ -69,6 +69,10 @@ uint64_t thread_cpu_ns()
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 double real_monotonic() { return 0.0; }
+int create_own_thread(pthread_t* thread, const pthread_attr_t* attributes, void* (*start)(void*), void* argument)
+{
+    return pthread_create(thread, attributes, start, argument);
+}
 
 const wire::Reply& call(wire::Op op, const void* args, uint32_t)
 {
