@@ -36,7 +36,7 @@ bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& t
         resume_rank(*rank);  // its delivery thread copies, and the server waits for it
         RankRecord* waiting = memory_write_begins(to.pid);
         if (!order_delivery(*rank->slot.object, to.pid, from.pid, from.start + from_offset, to.start + to_offset,
-                            length))
+                            length, rank->in_service && !rank->serving_posted))
             return false;
         if (waiting) memory_write_landed(*waiting);
         return true;

@@ -105,7 +105,7 @@ void note_failure(int error, int target_rank_pid)
 }  // namespace
 
 bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint64_t source_address,
-                    uint64_t target_address, uint64_t length)
+                    uint64_t target_address, uint64_t length, bool request_in_service)
 {
     if (g_disabled) return false;
     wire::Delivery& d = target.delivery;
@@ -119,7 +119,7 @@ bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint
     d.moved = 0;
     const int64_t posted_at = monotonic_ns();
     const uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
-    if (waiter_awake(target)) {
+    if (request_in_service && waiter_awake(target)) {
         // A thread of the rank waits for its reply, awake: it takes the order itself
         // (interpose::take_delivery_order), and the delivery thread, which may sleep, is
         // woken only if it has not within kAwakeTakesNs (it fell asleep meanwhile).
