@@ -179,7 +179,9 @@ struct ParkedWait {
 static_assert(offsetof(ParkedWait, state) == 0 && sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
 // A copy order of the server to a rank's delivery thread (libinterpose/delivery): "read
-// `length` bytes at `source_address` of process `source_pid` into my `target_address`".
+// `length` bytes at `source_address` of process `peer_pid` into my `target_address`", or,
+// with `writes`, "write my `length` bytes at `source_address` into `target_address` of
+// process `peer_pid`" (the sending rank's half of a payload split between both ranks).
 // The kernel then copies a payload once, from one rank's pages into the other's, where
 // the server would read it into a buffer of its own and write it out again (docs/model.md
 // "How payloads move").
@@ -195,12 +197,12 @@ struct alignas(64) Delivery {
     std::atomic<uint32_t> state;     // DeliveryState
     std::atomic<uint32_t> thread_id;  // kernel id of the thread while it serves orders (0: none)
     std::atomic<uint32_t> sleepers;  // futex waiters on `state` (the thread, the server)
-    int32_t source_pid;
+    int32_t peer_pid;  // the other rank's process
     uint64_t source_address;
     uint64_t target_address;
     uint64_t length;
-    int32_t error;   // errno of the copy that stopped short, 0 if none
-    uint32_t reserved;
+    int32_t error;    // errno of the copy that stopped short, 0 if none
+    uint32_t writes;  // 1: this rank holds the source and writes into the peer; 0: it reads
     uint64_t moved;  // bytes copied
 };
 

@@ -31,15 +31,18 @@ uint32_t load_state(const wire::Delivery& d)
     return d.state.load(std::memory_order_seq_cst);
 }
 
-// One order: the payload from the other rank's memory into ours.
+// One order: the payload from the other rank's memory into ours, or from ours into the
+// other's.
 void carry_out(wire::Delivery& d)
 {
     uint64_t moved = 0;
     int error = 0;
     while (moved < d.length) {
-        iovec here{reinterpret_cast<void*>(d.target_address + moved), static_cast<size_t>(d.length - moved)};
-        iovec there{reinterpret_cast<void*>(d.source_address + moved), static_cast<size_t>(d.length - moved)};
-        ssize_t got = process_vm_readv(d.source_pid, &here, 1, &there, 1, 0);
+        const auto left = static_cast<size_t>(d.length - moved);
+        iovec source{reinterpret_cast<void*>(d.source_address + moved), left};
+        iovec target{reinterpret_cast<void*>(d.target_address + moved), left};
+        ssize_t got = d.writes ? process_vm_writev(d.peer_pid, &source, 1, &target, 1, 0)
+                               : process_vm_readv(d.peer_pid, &target, 1, &source, 1, 0);
         if (got <= 0) {
             error = got < 0 ? errno : EFAULT;
             break;

@@ -20,28 +20,35 @@ bool within(const RankRegion& region, uint64_t offset, uint64_t length)
     return offset <= region.count && length <= region.count - offset;
 }
 
-// One copy, by the delivery thread of the rank written to (rank_delivery.hpp): for a
-// large payload between two contiguous regions of two ranks.
+// One copy, by the threads of the ranks (rank_delivery.hpp): for a large payload between
+// two contiguous regions of two ranks.
 bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
                uint64_t length)
 {
     if (copy_once_from() == 0 || length < copy_once_from() || from.iovec || to.iovec || from.pid == to.pid ||
         !within(from, from_offset, length) || !within(to, to_offset, length))
         return false;
+    RankRecord* target = nullptr;
+    RankRecord* source = nullptr;
     for (auto& rank : context().registry.ranks()) {
-        if (rank->pid != to.pid || !rank->slot.object) continue;
-        // As for the server's own writes (rank_memory.cpp): the date first, then the bytes,
-        // then a rank waiting on its memory holds time again (memory_waits.hpp). If the
-        // order fails, the two-copy path that follows does the same.
-        resume_rank(*rank);  // its delivery thread copies, and the server waits for it
-        RankRecord* waiting = memory_write_begins(to.pid);
-        if (!order_delivery(*rank->slot.object, to.pid, from.pid, from.start + from_offset, to.start + to_offset,
-                            length, rank->in_service && !rank->serving_posted))
-            return false;
-        if (waiting) memory_write_landed(*waiting);
-        return true;
+        if (!rank->slot.object) continue;
+        if (rank->pid == to.pid) target = rank.get();
+        else if (rank->pid == from.pid) source = rank.get();
     }
-    return false;
+    if (!target) return false;
+    // As for the server's own writes (rank_memory.cpp): the date first, then the bytes,
+    // then a rank waiting on its memory holds time again (memory_waits.hpp). If the order
+    // fails, the two-copy path that follows does the same.
+    resume_rank(*target);  // its threads copy, and the server waits for them (a source
+                           // that copies half is in the simulation: never stopped)
+    RankRecord* waiting = memory_write_begins(to.pid);
+    auto in_service = [](const RankRecord& r) { return r.in_service && !r.serving_posted; };
+    DeliverySide from_side{source ? source->slot.object : nullptr, from.pid, from.start + from_offset,
+                           source && in_service(*source)};
+    DeliverySide to_side{target->slot.object, to.pid, to.start + to_offset, in_service(*target)};
+    if (!order_delivery(from_side, to_side, length)) return false;
+    if (waiting) memory_write_landed(*waiting);
+    return true;
 }
 
 }  // namespace

@@ -37,6 +37,10 @@ constexpr uint64_t kCopyBytesPerNs = 1;
 // How long a thread waiting for its reply, awake, has to take an order before the delivery
 // thread is woken for it.
 constexpr int64_t kAwakeTakesNs = 20'000;
+// From this size on, a payload between two ranks that both wait awake is copied in two
+// halves at once, each by one of them (each half as large as the smallest payload copied
+// once, by default).
+constexpr uint64_t kSplitFrom = 512 * 1024;
 
 uint64_t g_copy_once_from = 0;
 DeliveryStats g_stats;
@@ -104,43 +108,75 @@ void note_failure(int error, int target_rank_pid)
 
 }  // namespace
 
-bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint64_t source_address,
-                    uint64_t target_address, uint64_t length, bool request_in_service)
+namespace {
+
+// One order given to one rank (its read of the payload, or its write of half of it).
+struct Order {
+    wire::Delivery* d = nullptr;
+    pid_t pid = 0;  // the rank's process
+    pid_t tid = 0;  // its delivery thread
+    uint64_t length = 0;
+    int64_t posted_at = 0;
+    bool awake_waiter = false;  // a thread of the rank waits for its reply, awake
+};
+
+// Gives the order to the rank of `side`; false when it has no delivery thread, or an
+// order of its own in progress.
+bool post_order(Order& order, const DeliverySide& side, pid_t peer, bool writes, uint64_t source_address,
+                uint64_t target_address, uint64_t length)
 {
-    if (g_disabled) return false;
-    wire::Delivery& d = target.delivery;
+    wire::Delivery& d = side.slot->delivery;
     const auto tid = static_cast<pid_t>(d.thread_id.load(std::memory_order_acquire));
     if (tid <= 0 || load_state(d) != static_cast<uint32_t>(DeliveryState::Idle)) return false;
-    d.source_pid = source_pid;
+    d.peer_pid = peer;
+    d.writes = writes ? 1 : 0;
     d.source_address = source_address;
     d.target_address = target_address;
     d.length = length;
     d.error = 0;
     d.moved = 0;
-    const int64_t posted_at = monotonic_ns();
-    const uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
-    if (request_in_service && waiter_awake(target)) {
-        // A thread of the rank waits for its reply, awake: it takes the order itself
-        // (interpose::take_delivery_order), and the delivery thread, which may sleep, is
-        // woken only if it has not within kAwakeTakesNs (it fell asleep meanwhile).
-        d.state.store(posted, std::memory_order_seq_cst);
-        // Yields, not spins: the waiter may be waiting for this very core.
-        while (load_state(d) == posted && monotonic_ns() - posted_at < kAwakeTakesNs) syscall(SYS_sched_yield);
-        if (load_state(d) == posted && d.sleepers.load(std::memory_order_seq_cst) != 0)
-            futex(&d.state, FUTEX_WAKE, INT_MAX, nullptr);
-    } else {
-        set_state_and_wake(d, DeliveryState::Posted);
-    }
+    order = Order{&d, side.pid, tid, length, monotonic_ns(), side.request_in_service && waiter_awake(*side.slot)};
+    if (order.awake_waiter) d.state.store(static_cast<uint32_t>(DeliveryState::Posted), std::memory_order_seq_cst);
+    else set_state_and_wake(d, DeliveryState::Posted);
+    return true;
+}
 
+// An awake waiter takes its order itself (interpose::take_delivery_order), and the
+// delivery thread, which may sleep, is woken only if it has not within kAwakeTakesNs (it
+// fell asleep meanwhile).
+void let_awake_waiters_take(Order* orders, int count)
+{
+    const uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
+    auto untaken = [&] {
+        for (int i = 0; i < count; ++i)
+            if (orders[i].awake_waiter && load_state(*orders[i].d) == posted) return true;
+        return false;
+    };
+    const int64_t start = monotonic_ns();
+    // Yields, not spins: a waiter may be waiting for this very core.
+    while (untaken() && monotonic_ns() - start < kAwakeTakesNs) syscall(SYS_sched_yield);
+    for (int i = 0; i < count; ++i) {
+        wire::Delivery& d = *orders[i].d;
+        if (orders[i].awake_waiter && load_state(d) == posted && d.sleepers.load(std::memory_order_seq_cst) != 0)
+            futex(&d.state, FUTEX_WAKE, INT_MAX, nullptr);
+    }
+}
+
+// Waits for the order's end: 0 when it copied everything, else the errno of the copy
+// that stopped short, or -1 when it was withdrawn (its thread stopped or gone).
+int await_order(const Order& order)
+{
+    wire::Delivery& d = *order.d;
     const uint32_t done = static_cast<uint32_t>(DeliveryState::Done);
+    const uint32_t posted = static_cast<uint32_t>(DeliveryState::Posted);
     // A kernel copy between processes moves about 14 KiB per microsecond on the 2-core
     // test machine (75 us per MiB), on another core: the server yields for about as long
     // as the copy may take before it sleeps, since the wake-up would cost it tens of
     // microseconds more on a virtual machine (the brief wait's 200 yields may be over
     // before a large copy is).
     if (!brief_wait([&] { return load_state(d) == done; }, monotonic_ns)) {
-        const int64_t patience_ns = kCopyPatienceBaseNs + static_cast<int64_t>(length / kCopyBytesPerNs);
-        while (load_state(d) != done && monotonic_ns() - posted_at < patience_ns) syscall(SYS_sched_yield);
+        const int64_t patience_ns = kCopyPatienceBaseNs + static_cast<int64_t>(order.length / kCopyBytesPerNs);
+        while (load_state(d) != done && monotonic_ns() - order.posted_at < patience_ns) syscall(SYS_sched_yield);
     }
     while (true) {
         uint32_t seen = load_state(d);
@@ -151,9 +187,9 @@ bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint
         d.sleepers.fetch_sub(1, std::memory_order_seq_cst);
         seen = load_state(d);
         if (seen == done) break;
-        const bool alive = thread_alive(target_pid, tid);
-        if (alive && !(seen == static_cast<uint32_t>(DeliveryState::Posted) &&
-                       monotonic_ns() - posted_at > kStoppedWithdrawNs && thread_stopped(target_pid, tid)))
+        const bool alive = thread_alive(order.pid, order.tid);
+        if (alive && !(seen == posted && monotonic_ns() - order.posted_at > kStoppedWithdrawNs &&
+                       thread_stopped(order.pid, order.tid)))
             continue;
         // Withdraw an order nobody took; a thread that died with it taken never answers.
         uint32_t expected = posted;
@@ -163,17 +199,63 @@ bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint
                 d.thread_id.store(0, std::memory_order_release);
                 d.state.store(static_cast<uint32_t>(DeliveryState::Idle), std::memory_order_seq_cst);
             }
-            XBT_DEBUG("process %d: delivery order withdrawn (thread %s)", target_pid, alive ? "stopped" : "gone");
-            note_failure(0, target_pid);
-            return false;
+            XBT_DEBUG("process %d: delivery order withdrawn (thread %s)", order.pid, alive ? "stopped" : "gone");
+            return -1;
         }
         // Taken meanwhile: it is being carried out.
     }
-    const int error = d.error;
-    const bool copied = error == 0 && d.moved == length;
+    const int error = d.error != 0 ? d.error : d.moved == order.length ? 0 : EFAULT;
     set_state_and_wake(d, DeliveryState::Idle);
-    if (!copied) {
-        note_failure(error, target_pid);
+    return error;
+}
+
+// Both ranks wait for their replies, awake, with the simulation serving their requests:
+// each can copy half of a large payload, on two cores at once.
+bool both_halves_possible(const DeliverySide& source, const DeliverySide& target, uint64_t length)
+{
+    if (length < kSplitFrom || !source.slot || !source.request_in_service || !target.request_in_service) return false;
+    if (!waiter_awake(*source.slot) || !waiter_awake(*target.slot)) return false;
+    const wire::Delivery& d = source.slot->delivery;
+    return d.thread_id.load(std::memory_order_acquire) > 0 &&
+           load_state(d) == static_cast<uint32_t>(DeliveryState::Idle);
+}
+
+}  // namespace
+
+bool order_delivery(const DeliverySide& source, const DeliverySide& target, uint64_t length)
+{
+    if (g_disabled) return false;
+    Order orders[2];
+    int count = 0;
+    if (both_halves_possible(source, target, length)) {
+        // The target reads the first half, the source writes the second (page-aligned).
+        const uint64_t half = (length / 2) & ~uint64_t{4095};
+        if (!post_order(orders[0], target, source.pid, false, source.address, target.address, half)) return false;
+        count = 1;
+        if (post_order(orders[1], source, target.pid, true, source.address + half, target.address + half,
+                       length - half))
+            count = 2;
+        else
+            orders[0].length = half;  // the target's half alone: the rest goes in a second order below
+    } else {
+        if (!post_order(orders[0], target, source.pid, false, source.address, target.address, length)) return false;
+        count = 1;
+    }
+    let_awake_waiters_take(orders, count);
+    int failure = 0;
+    for (int i = 0; i < count; ++i)
+        if (int error = await_order(orders[i]); error != 0 && failure == 0) failure = error;
+    // The source could not take its half after all: the target reads it too.
+    if (failure == 0 && count == 1 && orders[0].length < length) {
+        const uint64_t half = orders[0].length;
+        if (!post_order(orders[0], target, source.pid, false, source.address + half, target.address + half,
+                        length - half))
+            failure = -1;
+        else
+            failure = await_order(orders[0]);
+    }
+    if (failure != 0) {
+        note_failure(failure < 0 ? 0 : failure, target.pid);
         return false;
     }
     ++g_stats.orders;

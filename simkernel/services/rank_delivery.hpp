@@ -13,17 +13,25 @@
 
 namespace s4bxi::sim {
 
-// Copies `length` bytes at `source_address` of process `source_pid` to `target_address`
-// of the rank whose slot is `target`, by that rank's delivery thread. False when it
+// One side of a copy between two ranks.
+struct DeliverySide {
+    wire::Slot* slot;  // the rank's slot (null for the source: not a rank the server knows)
+    pid_t pid;
+    uint64_t address;  // where the bytes are, or go, in its memory
+    // The rank's thread that waits in the slot made the request the simulation is serving
+    // now: it may then copy the payload itself. A request it has only posted is not
+    // enough: the rank is still computing for the gate (a rank that waited on its memory,
+    // say), whose CPU time and page faults the copy would then count as its own (SOS's
+    // bigput on 4 ranks ended at another date in 1 run of 6 beside a CPU hog).
+    bool request_in_service;
+};
+
+// Copies `length` bytes from the source rank's memory to the target rank's, by the
+// target's delivery thread (or a thread of the target waiting awake for its reply; from
+// kSplitFrom on, with both ranks' waiting threads awake, each copies half). False when it
 // cannot (no thread, the thread or a process gone, a copy that stopped short: the caller
 // then copies through its own buffer, which gives today's outcome, failure included).
-// `request_in_service`: the rank's thread that waits in the slot made the request the
-// simulation is serving now; it may then copy the payload itself. A request it has only
-// posted is not enough: the rank is still computing for the gate (a rank that waited on
-// its memory, say), whose CPU time and page faults the copy would then count as its own
-// (SOS's bigput on 4 ranks ended at another date in 1 run of 6 beside a CPU hog).
-bool order_delivery(wire::Slot& target, pid_t target_pid, pid_t source_pid, uint64_t source_address,
-                    uint64_t target_address, uint64_t length, bool request_in_service);
+bool order_delivery(const DeliverySide& source, const DeliverySide& target, uint64_t length);
 
 // platform.copy_once_from: payloads of this size or more are ordered to the delivery
 // thread (0: none is). Ranks learn it at registration, to start their thread in time.

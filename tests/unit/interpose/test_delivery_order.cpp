@@ -24,9 +24,10 @@ uint32_t state_of(const Delivery& d)
 
 // An order to copy `length` bytes from `from` to `to`, both in this process: the kernel's
 // cross-memory copy works on one's own pid as on another's.
-void post(Delivery& d, const void* from, void* to, uint64_t length)
+void post(Delivery& d, const void* from, void* to, uint64_t length, bool writes = false)
 {
-    d.source_pid = getpid();
+    d.peer_pid = getpid();
+    d.writes = writes ? 1 : 0;
     d.source_address = reinterpret_cast<uint64_t>(from);
     d.target_address = reinterpret_cast<uint64_t>(to);
     d.length = length;
@@ -51,6 +52,22 @@ TEST_CASE("a posted order is carried out by the thread that takes it, and only o
     // Done: nothing more to take until the server posts again.
     CHECK_FALSE(take_delivery_order(d));
     CHECK(state_of(d) == static_cast<uint32_t>(DeliveryState::Done));
+}
+
+TEST_CASE("a write order copies this rank's bytes into the peer's memory")
+{
+    Delivery d{};
+    std::vector<unsigned char> from(300 * 1024), to(from.size(), 0);
+    for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<unsigned char>(i * 13 + 1);
+    post(d, from.data(), to.data(), from.size(), true);
+    CHECK(take_delivery_order(d));
+    CHECK(d.moved == from.size());
+    CHECK(d.error == 0);
+    CHECK(std::memcmp(from.data(), to.data(), from.size()) == 0);
+    // Into memory the peer does not map: the error is reported.
+    post(d, from.data(), nullptr, 64, true);
+    CHECK(take_delivery_order(d));
+    CHECK(d.error != 0);
 }
 
 TEST_CASE("an order withdrawn, or already taken, is left alone")
