@@ -46,7 +46,9 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
         r.memory_fault_mark = r.thread_cpu.page_faults();
     }
     if (cpu_now_ns < base + kMemoryWaitCpuNs) return false;
-    if (uint64_t faults = r.thread_cpu.page_faults(); first_look || faults != r.memory_fault_mark) {
+    // A first look has just read the count (a /proc read): the budget starts there.
+    if (uint64_t faults = first_look ? r.memory_fault_mark : r.thread_cpu.page_faults();
+        first_look || faults != r.memory_fault_mark) {
         r.memory_budget_base_ns = cpu_now_ns;
         r.memory_fault_window = budget_base(r);
         r.memory_fault_mark = faults;
