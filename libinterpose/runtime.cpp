@@ -453,7 +453,7 @@ void catch_up()
         cpu_before = thread_cpu_ns();
         account_reading(cpu_before, wall_before);
     }
-    if (!brief_wait(caught_up, host_monotonic_ns)) {
+    if (!brief_wait(caught_up, host_monotonic_ns, kRankYieldingFloorNs)) {
         while (true) {
             uint32_t served = slot.posted_served.load(std::memory_order_seq_cst);
             if (served == g_state.posted_head) break;
@@ -825,7 +825,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         ring_doorbell(*g_state.doorbell);
 
         const uint32_t replied = static_cast<uint32_t>(wire::SlotState::Replied);
-        brief_wait([&] { return replied_or_delivering(slot); }, host_monotonic_ns);
+        brief_wait([&] { return replied_or_delivering(slot); }, host_monotonic_ns, kRankYieldingFloorNs);
         while (slot.state.load(std::memory_order_acquire) != replied) {
             timespec timeout{1, 0};
             sleep_on_slot_state(slot, static_cast<uint32_t>(wire::SlotState::Posted), &timeout);

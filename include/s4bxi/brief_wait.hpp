@@ -31,10 +31,19 @@ constexpr int kWaitsWithoutYields = 200;
 // every thread and every caller).
 inline std::atomic<int> g_waits_without_yields{0};
 
+// A rank that waits for its reply keeps yielding for this long at least, however fast
+// its yields return (an idle core: nothing else wants it): on the 2-core host the 200
+// yields (180 ns each) were over in some 40 µs, before the reply to a request of an MPI
+// ping-pong came,
+// and the rank slept; the server's wake-up then cost both a task switch. Yields that a
+// busy core makes slow end the wait by their count as before.
+constexpr int64_t kRankYieldingFloorNs = 300'000;
+
 // True as soon as `ready()` holds, false if it still does not after the brief wait.
-// `now_ns()` reads a monotonic clock, in nanoseconds, without a system call.
+// `now_ns()` reads a monotonic clock, in nanoseconds, without a system call. The yields
+// go on for `floor_ns` at least.
 template <class Ready, class NowNs>
-bool brief_wait(Ready ready, NowNs now_ns)
+bool brief_wait(Ready ready, NowNs now_ns, int64_t floor_ns = 0)
 {
     for (int spin = 0; spin < kBriefSpins; ++spin) {
         if (ready()) return true;
@@ -44,7 +53,8 @@ bool brief_wait(Ready ready, NowNs now_ns)
         g_waits_without_yields.store(skip - 1, std::memory_order_relaxed);
         return ready();
     }
-    for (int turn = 0; turn < kBriefYields; ++turn) {
+    const int64_t started = floor_ns > 0 ? now_ns() : 0;
+    for (int turn = 0; turn < kBriefYields || (floor_ns > 0 && now_ns() - started < floor_ns); ++turn) {
         if (ready()) return true;
         int64_t before = now_ns();
         // The system call itself: a rank's sched_yield() is the interposed, simulated one.
