@@ -34,9 +34,8 @@ inline std::atomic<int> g_waits_without_yields{0};
 // A rank that waits for its reply keeps yielding for this long at least, however fast
 // its yields return (an idle core: nothing else wants it): on the 2-core host the 200
 // yields (180 ns each) were over in some 40 µs, before the reply to a request of an MPI
-// ping-pong came,
-// and the rank slept; the server's wake-up then cost both a task switch. Yields that a
-// busy core makes slow end the wait by their count as before.
+// ping-pong came, and the rank slept; the server's wake-up then cost both a task switch.
+// Yields that a busy core makes slow end the wait by their count as before.
 constexpr int64_t kRankYieldingFloorNs = 300'000;
 
 // True as soon as `ready()` holds, false if it still does not after the brief wait.

@@ -70,6 +70,14 @@ uint32_t load_state(const wire::Delivery& d)
     return d.state.load(std::memory_order_seq_cst);
 }
 
+// Yields until `done()` holds or the monotonic clock reaches `deadline_ns`; the thread
+// waited for runs on another core, or needs this one.
+template <class Done>
+void yield_until(Done done, int64_t deadline_ns)
+{
+    while (!done() && monotonic_ns() < deadline_ns) syscall(SYS_sched_yield);
+}
+
 // A thread of the rank waits for the reply to its request and is not asleep on the slot:
 // it watches the slot, and the delivery word with it (libinterpose/runtime.cpp, call()).
 bool waiter_awake(const wire::Slot& slot)
@@ -152,9 +160,8 @@ void let_awake_waiters_take(Order* orders, int count)
             if (orders[i].awake_waiter && load_state(*orders[i].d) == posted) return true;
         return false;
     };
-    const int64_t start = monotonic_ns();
     // Yields, not spins: a waiter may be waiting for this very core.
-    while (untaken() && monotonic_ns() - start < kAwakeTakesNs) syscall(SYS_sched_yield);
+    yield_until([&] { return !untaken(); }, monotonic_ns() + kAwakeTakesNs);
     for (int i = 0; i < count; ++i) {
         wire::Delivery& d = *orders[i].d;
         if (orders[i].awake_waiter && load_state(d) == posted && d.sleepers.load(std::memory_order_seq_cst) != 0)
@@ -174,10 +181,9 @@ int await_order(const Order& order)
     // as the copy may take before it sleeps, since the wake-up would cost it tens of
     // microseconds more on a virtual machine (the brief wait's 200 yields may be over
     // before a large copy is).
-    if (!brief_wait([&] { return load_state(d) == done; }, monotonic_ns)) {
-        const int64_t patience_ns = kCopyPatienceBaseNs + static_cast<int64_t>(order.length / kCopyBytesPerNs);
-        while (load_state(d) != done && monotonic_ns() - order.posted_at < patience_ns) syscall(SYS_sched_yield);
-    }
+    if (!brief_wait([&] { return load_state(d) == done; }, monotonic_ns))
+        yield_until([&] { return load_state(d) == done; },
+                    order.posted_at + kCopyPatienceBaseNs + static_cast<int64_t>(order.length / kCopyBytesPerNs));
     while (true) {
         uint32_t seen = load_state(d);
         if (seen == done) break;
@@ -225,35 +231,23 @@ bool both_halves_possible(const DeliverySide& source, const DeliverySide& target
 bool order_delivery(const DeliverySide& source, const DeliverySide& target, uint64_t length)
 {
     if (g_disabled) return false;
+    // Halves: the target reads the first, the source writes the second (page-aligned).
+    const bool halves = both_halves_possible(source, target, length);
+    const uint64_t first = halves ? (length / 2) & ~uint64_t{4095} : length;
     Order orders[2];
-    int count = 0;
-    if (both_halves_possible(source, target, length)) {
-        // The target reads the first half, the source writes the second (page-aligned).
-        const uint64_t half = (length / 2) & ~uint64_t{4095};
-        if (!post_order(orders[0], target, source.pid, false, source.address, target.address, half)) return false;
-        count = 1;
-        if (post_order(orders[1], source, target.pid, true, source.address + half, target.address + half,
-                       length - half))
+    if (!post_order(orders[0], target, source.pid, false, source.address, target.address, first)) return false;
+    int count = 1;
+    int failure = 0;
+    if (halves) {
+        if (post_order(orders[1], source, target.pid, true, source.address + first, target.address + first,
+                       length - first))
             count = 2;
         else
-            orders[0].length = half;  // the target's half alone: the rest goes in a second order below
-    } else {
-        if (!post_order(orders[0], target, source.pid, false, source.address, target.address, length)) return false;
-        count = 1;
+            failure = -1;  // not expected (both_halves_possible looked): the server copies it all
     }
     let_awake_waiters_take(orders, count);
-    int failure = 0;
     for (int i = 0; i < count; ++i)
         if (int error = await_order(orders[i]); error != 0 && failure == 0) failure = error;
-    // The source could not take its half after all: the target reads it too.
-    if (failure == 0 && count == 1 && orders[0].length < length) {
-        const uint64_t half = orders[0].length;
-        if (!post_order(orders[0], target, source.pid, false, source.address + half, target.address + half,
-                        length - half))
-            failure = -1;
-        else
-            failure = await_order(orders[0]);
-    }
     if (failure != 0) {
         note_failure(failure < 0 ? 0 : failure, target.pid);
         return false;
