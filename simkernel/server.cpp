@@ -26,6 +26,7 @@
 #include "observation/trace.hpp"
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
+#include "platform/unused_models.hpp"
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
@@ -283,6 +284,7 @@ void Server::simulate()
     // Created last, so that it runs after every other actor of a scheduling round.
     sg4::Actor::create("gate", model.nic(spec_.nid_of(0)).hosts().cores.front(), gate_actor);
     sg4::Engine::on_deadlock_cb(report_deadlock);
+    leave_out_unused_models();
     engine.run();
     trace::close();
     makespan_ = sg4::Engine::get_clock();
