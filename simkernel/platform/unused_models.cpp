@@ -21,11 +21,17 @@ namespace sg4 = simgrid::s4u;
 std::vector<std::string> leave_out_unused_models()
 {
     sg4::Engine* engine = sg4::Engine::get_instance();
+    // A platform plugin may give hosts disks, or make virtual machines: their models stay.
     bool disks = false;
-    for (const sg4::Host* host : engine->get_all_hosts()) disks |= !host->get_disks().empty();
-    auto unused = [disks](const simgrid::kernel::resource::Model* model) {
+    bool machines = false;
+    for (sg4::Host* host : engine->get_all_hosts()) {
+        disks |= !host->get_disks().empty();
+        machines |= dynamic_cast<sg4::VirtualMachine*>(host) != nullptr;
+    }
+    auto unused = [disks, machines](const simgrid::kernel::resource::Model* model) {
         const std::string& name = model->get_name();
-        return name == "Host_CLM03" || name == "VM_HL13" || name == "VmCpu_Cas01" || (name == "Disk" && !disks);
+        return name == "Host_CLM03" || ((name == "VM_HL13" || name == "VmCpu_Cas01") && !machines) ||
+               (name == "Disk" && !disks);
     };
     // The engine's own list: get_all_models() returns it by reference.
     auto& models = const_cast<std::vector<simgrid::kernel::resource::Model*>&>(engine->get_all_models());

@@ -75,3 +75,17 @@ TEST_CASE("a platform with a disk keeps the disk model")
         expect(std::find(kept.begin(), kept.end(), "Disk") != kept.end(), "Disk among " + joined(kept));
     }));
 }
+
+TEST_CASE("a platform with a virtual machine keeps the VM models")
+{
+    CHECK(in_child([] {
+        auto nodes = build_platform(parse_platform("[platform]\nnodes = 1\n", "p.toml"));
+        nodes[0].cores.front()->create_vm("vm", 1);
+        std::vector<std::string> left_out = leave_out_unused_models();
+        std::sort(left_out.begin(), left_out.end());
+        expect(joined(left_out) == "Disk, Host_CLM03", "left out: " + joined(left_out));
+        auto kept = model_names();
+        expect(std::find(kept.begin(), kept.end(), "VM_HL13") != kept.end(), "VM_HL13 among " + joined(kept));
+        expect(std::find(kept.begin(), kept.end(), "VmCpu_Cas01") != kept.end(), "VmCpu_Cas01 among " + joined(kept));
+    }));
+}
