@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Two or more simulation servers (built from different commits) side by side, with the same
+launcher and ranks: do they give the same results, and how fast is each? A change meant
+to speed the server up must leave every simulated result as it was (issue #24), and this
+host is shared and noisy: the runs of the servers alternate, several times.
+
+Usage: bench/compare_servers.py [BUILD_DIR] --simkernel OLD --simkernel NEW
+                                [--repeat R] [--only NAME,...] [--results-only] [--speed-only]
+
+Results: each workload runs once per server at a small size under `--cpu-model zero`
+(under the measured model simulated times follow the host's CPU time, and differ from run
+to run), and the run summaries are compared whole, less what depends on the host (wall
+time, pids, memory peaks): Portals ping-pongs of 8 B to 1 MiB, the 8-byte allreduce on
+2, 16 and 64 ranks (bench/message_rate.c, bench/allreduce.c); when the Open MPI components
+are built, stock Open MPI's 8-byte and 64 KiB ping-pongs (bench/mpi_pingpong.c) and the mpi_allreduce,
+mpi_rma and mpi_coll tests on 4 ranks; when SOS is built (build/sos-prefix), ten of its
+programs on 4 ranks. Exit status 1 when a summary differs.
+
+Speed: the marginal wall time per iteration of the Portals and Open MPI ping-pongs and of
+the allreduces, (wall of 2N iterations - wall of N) / N under `--cpu-model zero`, each
+repetition running every server in turn (the order reversed every other repetition); a
+cell is the median (min-max) of the repetitions, in µs. The load average is printed before
+and after: the 64-rank runs lift it themselves.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests" / "shmem"))
+import mpi_compare  # noqa: E402
+from run_shmem import host_independent  # noqa: E402
+
+SOS_PROGRAMS = ["unit/lfinc", "unit/bcast", "unit/bigput", "unit/shmem_test", "unit/atomic_inc", "unit/barrier",
+                "unit/fcollect64", "unit/alltoall", "unit/get_nbi", "unit/put_nbi"]
+
+
+class Workloads:
+    """The command-line arguments of each workload, after s4bxi-launch's own options."""
+
+    def __init__(self, build, work):
+        self.build = build
+        bench = build / "bench"
+        # name: (arguments for N iterations, N for the speed runs, N for the results check)
+        self.portals = {
+            "pp8": (lambda n: ["-n", "2", str(bench / "message_rate"), str(n), "8"], 10000, 500),
+            "pp1k": (lambda n: ["-n", "2", str(bench / "message_rate"), str(n), "1024"], 10000, 300),
+            "pp64k": (lambda n: ["-n", "2", str(bench / "message_rate"), str(n), "65536"], 2000, 100),
+            "pp1m": (lambda n: ["-n", "2", str(bench / "message_rate"), str(n), "1048576"], 500, 20),
+            "ar2": (lambda n: ["-n", "2", str(bench / "allreduce"), str(n)], 10000, 500),
+            "ar16": (lambda n: ["--set", "platform.nodes=16", "-n", "16", str(bench / "allreduce"), str(n)], 400, 20),
+            "ar64": (lambda n: ["--set", "platform.nodes=64", "-n", "64", str(bench / "allreduce"), str(n)], 40, 3),
+        }
+        self.checks_only = {}
+        self.mpi, self.problems = {}, []
+        if (build / "openmpi-portals4-components").exists():
+            binaries, self.problems = mpi_compare.compile_programs(work, ("mpi_pingpong",))
+            pingpong = binaries.get(("mpi", "mpi_pingpong"))
+            if pingpong:
+                self.mpi["mpi8"] = (lambda n: ["--", "mpirun", "-np", "2", str(pingpong), str(n), "8", "0"], 5000, 300)
+                self.checks_only["mpi64k"] = ["--", "mpirun", "-np", "2", str(pingpong), "100", "65536", "0"]
+            for test in ("mpi_allreduce", "mpi_rma", "mpi_coll"):
+                if (build / "tests" / "mpi" / test).exists():
+                    self.checks_only[test] = ["--", "mpirun", "-np", "4", str(build / "tests" / "mpi" / test)]
+        else:
+            self.problems.append("Open MPI components not built (tools/setup): Open MPI workloads skipped")
+        prefix_file = build / "sos-prefix"
+        sos = Path(prefix_file.read_text().strip()) if prefix_file.exists() else None
+        if sos and (sos / "tests").exists():
+            for program in SOS_PROGRAMS:
+                if (sos / "tests" / program).exists():
+                    self.checks_only[program] = ["-n", "4", str(sos / "tests" / program)]
+        else:
+            self.problems.append("SOS not built (tools/setup, docs/openshmem.md): SOS programs skipped")
+
+    def timed(self):
+        return {**self.portals, **self.mpi}
+
+    def checks(self):
+        """(name, arguments) of every results check."""
+        return [(name, args(check)) for name, (args, _, check) in self.timed().items()] + list(self.checks_only.items())
+
+
+def environment():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
+    if os.geteuid() == 0:  # mpirun refuses root otherwise
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return env
+
+
+def launch(launcher, server, args, work, summary=None):
+    command = [str(launcher), "-q", "--cpu-model", "zero", "--simkernel", str(server), "--timeout", "600"]
+    if summary:
+        command += ["--summary", str(summary)]
+    start = time.monotonic()
+    done = subprocess.run(command + args, capture_output=True, text=True, cwd=work, env=environment())
+    wall = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit(f"compare_servers: {' '.join(command + args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return wall
+
+
+def load_average():
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def compare_results(launcher, servers, workloads, only, work):
+    differing = 0
+    print("Results, run summaries compared less wall time, pids and memory peaks:")
+    for name, args in workloads.checks():
+        if only and name not in only:
+            continue
+        summaries = []
+        for index, server in enumerate(servers):
+            path = work / f"summary-{index}.json"
+            path.unlink(missing_ok=True)
+            launch(launcher, server, args, work, path)
+            summaries.append(host_independent(path))
+        same = all(s == summaries[0] for s in summaries[1:])
+        makespans = " ".join(str((s or {}).get("makespan")) for s in summaries)
+        if not same:
+            differing += 1
+            keys = sorted({k for s in summaries for k in (s or {}) if any((t or {}).get(k) != (s or {}).get(k)
+                                                                          for t in summaries)})
+            print(f"  {name}: DIFFERENT ({', '.join(keys)}); makespans {makespans}", flush=True)
+        else:
+            print(f"  {name}: same (makespan {makespans.split()[0]} s)", flush=True)
+    return differing
+
+
+def compare_speed(launcher, servers, workloads, only, repeat, work):
+    print(f"\nSpeed: marginal wall µs per iteration, median (min-max) of {repeat} repetitions, "
+          "the servers alternating")
+    print(f"load average before: {load_average()} at {time.strftime('%H:%M:%S')}")
+    names = [f"server {i + 1}" for i in range(len(servers))]
+    for name, server in zip(names, servers):
+        print(f"{name}: {server}")
+    print("| workload | N | " + " | ".join(names) + " | " +
+          " | ".join(f"{name} ÷ server 1" for name in names[1:]) + " |")
+    print("|---|---|" + "---|" * (2 * len(servers) - 1))
+    for name, (args, n, _) in workloads.timed().items():
+        if only and name not in only:
+            continue
+        cells = {i: [] for i in range(len(servers))}
+        for repetition in range(repeat):
+            order = list(range(len(servers)))
+            for i in (order if repetition % 2 == 0 else reversed(order)):
+                short = launch(launcher, servers[i], args(n), work)
+                long = launch(launcher, servers[i], args(2 * n), work)
+                cells[i].append((long - short) / n * 1e6)
+        medians = [statistics.median(cells[i]) for i in range(len(servers))]
+        shown = [f"{medians[i]:.1f} ({min(cells[i]):.1f}-{max(cells[i]):.1f})" for i in range(len(servers))]
+        ratios = [f"{medians[i] / medians[0]:.2f}" for i in range(1, len(servers))]
+        print(f"| {name} | {n} | " + " | ".join(shown + ratios) + " |", flush=True)
+    print(f"load average after: {load_average()} at {time.strftime('%H:%M:%S')}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("build", nargs="?", default=str(ROOT / "build"))
+    parser.add_argument("--simkernel", action="append", default=[], help="a server binary (two or more)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", help="comma-separated workload names")
+    parser.add_argument("--results-only", action="store_true")
+    parser.add_argument("--speed-only", action="store_true")
+    options = parser.parse_args()
+    build = Path(options.build).resolve()
+    launcher = build / "launcher" / "s4bxi-launch"
+    servers = [Path(s).resolve() for s in options.simkernel]
+    if not launcher.exists():
+        sys.exit(f"compare_servers: {launcher} not found: build s4bxi first")
+    if len(servers) < 2:
+        sys.exit("compare_servers: give two servers or more (--simkernel OLD --simkernel NEW)")
+    for server in servers:
+        if not os.access(server, os.X_OK):
+            sys.exit(f"compare_servers: {server} is not an executable server")
+    if options.repeat < 1:
+        sys.exit("compare_servers: --repeat must be 1 or more")
+    only = set(options.only.split(",")) if options.only else None
+    with tempfile.TemporaryDirectory(prefix="s4bxi-compare-servers-") as tmp:
+        work = Path(tmp)
+        workloads = Workloads(build, work)
+        for problem in workloads.problems:
+            print(f"note: {problem}")
+        differing = 0
+        if not options.speed_only:
+            differing = compare_results(launcher, servers, workloads, only, work)
+        if not options.results_only:
+            compare_speed(launcher, servers, workloads, only, options.repeat, work)
+    if differing:
+        print(f"\n{differing} workload(s) gave other results")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
