@@ -148,9 +148,7 @@ bool event_queue_short(const RankPortals& owner, uint32_t eq_handle)
 
 size_t unexpected_headers(const NetworkInterface& ni)
 {
-    size_t count = 0;
-    for (const PortalTableEntry& pt : ni.table) count += pt.unexpected.size();
-    return count;
+    return ni.unexpected_total;
 }
 
 MatchResult match_entry(Nic& nic, Transfer& t)
@@ -298,6 +296,7 @@ void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryP
                             entry};
     header.event.type = overflow_kind(event.type);
     ni.table[t.pt_index].unexpected.push_back(header);
+    ++ni.unexpected_total;
     ++entry->headers;
     note_arrival(*ni.owner, sg4::Engine::get_clock(), false);
 }

@@ -54,7 +54,8 @@ struct TakenHeaders {
 // `claim` (PtlMESearch with PTL_SEARCH_ONLY), and they stay. A use-once entry takes only
 // the first; a persistent one gets an event for every match, searches included. Nothing
 // here waits in simulated time.
-TakenHeaders take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr, bool claim)
+TakenHeaders take_unexpected(NetworkInterface& ni, PortalTableEntry& pt, const ListEntry& entry, uint64_t user_ptr,
+                             bool claim)
 {
     TakenHeaders taken;
     for (auto it = pt.unexpected.begin(); it != pt.unexpected.end();) {
@@ -72,6 +73,7 @@ TakenHeaders take_unexpected(PortalTableEntry& pt, const ListEntry& entry, uint6
                 taken.released.push_back(it->from);
             }
             it = pt.unexpected.erase(it);
+            --ni.unexpected_total;
         } else {
             ++it;
         }
@@ -112,9 +114,10 @@ struct Linked {
 
 Linked claim_and_link(RankPortals& owner, const ListEntryPtr& entry)
 {
-    PortalTableEntry& pt = owner.nis[entry->ni].table[entry->pt_index];
+    NetworkInterface& ni = owner.nis[entry->ni];
+    PortalTableEntry& pt = ni.table[entry->pt_index];
     Linked linked;
-    if (entry->list == PTL_PRIORITY_LIST) linked.claimed = take_unexpected(pt, *entry, entry->user_ptr, true);
+    if (entry->list == PTL_PRIORITY_LIST) linked.claimed = take_unexpected(ni, pt, *entry, entry->user_ptr, true);
     linked.consumed = !linked.claimed.events.empty() && (entry->criteria.options & PTL_ME_USE_ONCE);
     if (linked.consumed) {
         entry->linked = false;
@@ -260,7 +263,7 @@ int Call::me_search()
     probe.ct = a.ct;
     PortalTableEntry& pt = n->table[a.pt_index];
     bool claim = a.list == PTL_SEARCH_DELETE;
-    TakenHeaders found = take_unexpected(pt, probe, a.user_ptr, claim);
+    TakenHeaders found = take_unexpected(*n, pt, probe, a.user_ptr, claim);
     report_unexpected(nic(), p_, found, probe, pt.eq, claim);
     if (step) {
         out<wire::HandleReply>().value = 1;

@@ -225,6 +225,7 @@ int Call::ni_fini()
     if (!pid_still_used) g_pids.erase({p_.nid, n->pid});
     n->used = false;
     n->table.clear();
+    n->unexpected_total = 0;
     return PTL_OK;
 }
 
@@ -246,6 +247,7 @@ int Call::pt_alloc()
     }
     management_command();
     PortalTableEntry& pt = n->table[index];
+    n->unexpected_total -= pt.unexpected.size();
     pt = PortalTableEntry{};
     pt.allocated = true;
     pt.enabled = true;
@@ -263,6 +265,7 @@ int Call::pt_free()
     PortalTableEntry& pt = n->table[a.pt_index];
     if (!pt.priority.empty() || !pt.overflow.empty()) return PTL_PT_IN_USE;
     management_command();
+    n->unexpected_total -= pt.unexpected.size();
     pt = PortalTableEntry{};
     return PTL_OK;
 }

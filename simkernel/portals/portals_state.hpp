@@ -115,6 +115,9 @@ struct NetworkInterface {
     // (otherwise the limit is reported only, docs/model.md "NI limits").
     bool volatile_limit = false;
     std::vector<PortalTableEntry> table;
+    // Headers in all its PTs' unexpected lists, which flow control counts against
+    // max_unexpected_headers at every overflow match: kept, not summed over the table.
+    size_t unexpected_total = 0;
     simgrid::s4u::SemaphorePtr command_slots;  // the NIC command queue depth
     std::vector<ptl_process_t> map;             // logical NIs: rank -> (nid, pid)
     ptl_sr_value_t status[PTL_SR_LAST] = {};    // PtlNIStatus registers
