@@ -36,6 +36,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests" / "shmem"))
+sys.path.insert(0, str(ROOT / "tests" / "reference"))
+import compare_with_reference as reference  # noqa: E402
 import mpi_compare  # noqa: E402
 from run_shmem import host_independent  # noqa: E402
 
@@ -47,7 +49,6 @@ class Workloads:
     """The command-line arguments of each workload, after s4bxi-launch's own options."""
 
     def __init__(self, build, work):
-        self.build = build
         bench = build / "bench"
         # name: (arguments for N iterations, N for the speed runs, N for the results check)
         self.portals = {
@@ -89,11 +90,10 @@ class Workloads:
         return [(name, args(check)) for name, (args, _, check) in self.timed().items()] + list(self.checks_only.items())
 
 
-def environment():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
-    if os.geteuid() == 0:  # mpirun refuses root otherwise
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return env
+# The launcher's environment, the same for every run: no S4BXI_* setting of the caller's, and
+# mpirun's consent when run as root (it refuses root otherwise).
+ENVIRONMENT = reference.clean_env(
+    {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else None)
 
 
 def launch(launcher, server, args, work, summary=None):
@@ -101,7 +101,7 @@ def launch(launcher, server, args, work, summary=None):
     if summary:
         command += ["--summary", str(summary)]
     start = time.monotonic()
-    done = subprocess.run(command + args, capture_output=True, text=True, cwd=work, env=environment())
+    done = subprocess.run(command + args, capture_output=True, text=True, cwd=work, env=ENVIRONMENT)
     wall = time.monotonic() - start
     if done.returncode != 0:
         sys.exit(f"compare_servers: {' '.join(command + args)} failed ({done.returncode}): {done.stderr[-2000:]}")
