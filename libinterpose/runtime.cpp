@@ -37,6 +37,7 @@
 #include "s4bxi/time_math.hpp"
 #include "time/clock_spin.hpp"
 #include "time/cpu_accounting.hpp"
+#include "threads/lockstep.hpp"
 #include "time/seccomp_filter.hpp"
 
 namespace s4bxi::interpose {
@@ -84,6 +85,9 @@ thread_local volatile bool t_waiting_for_turn = false;
 thread_local volatile bool t_in_post = false;
 
 void catch_up();
+pid_t current_tid();
+bool try_take_turn();
+void give_turn();
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
@@ -267,6 +271,14 @@ __attribute__((constructor(101))) void s4bxi_rank_constructor()
     register_rank();
 }
 
+pid_t current_tid()
+{
+    // Initial-exec TLS and no guard: this is on the path of every request and clock reading.
+    static thread_local __attribute__((tls_model("initial-exec"))) pid_t tid = 0;
+    if (tid == 0) tid = static_cast<pid_t>(syscall(SYS_gettid));
+    return tid;
+}
+
 }  // namespace
 
 void finish_rank(int status)
@@ -308,16 +320,10 @@ uint64_t requests_made()
     return t_requests;
 }
 
-namespace {
-
-bool try_take_turn();
-void give_turn();
-
-}  // namespace
-
 wire::Mirror* readable_mirror()
 {
-    if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread()) return nullptr;
+    if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread() || lockstep::active())
+        return nullptr;  // in lockstep, every call is a request: the order of the threads' calls is the run's
     if (!try_take_turn()) return nullptr;  // another thread's request: ask the server after it
     catch_up();  // what the rank reads is as of its last reply, posted commands included
     return &wire::mirror_of(*g_state.slot);
@@ -334,18 +340,6 @@ wire::Mirror* entry_mirror(uint64_t& replies)
     replies = zero_cpu_model() ? g_state.replies_known.load(std::memory_order_relaxed) : UINT64_MAX;
     return &wire::mirror_of(*g_state.slot);
 }
-
-namespace {
-
-pid_t current_tid()
-{
-    // Initial-exec TLS and no guard: this is on the path of every request and clock reading.
-    static thread_local __attribute__((tls_model("initial-exec"))) pid_t tid = 0;
-    if (tid == 0) tid = static_cast<pid_t>(syscall(SYS_gettid));
-    return tid;
-}
-
-}  // namespace
 
 bool on_simulated_thread()
 {
@@ -485,6 +479,8 @@ bool may_catch_up()
 
 double virtual_now()
 {
+    // Threads in lockstep hold simulated time while they run: the rank's last reply.
+    if (lockstep::on_lockstep_thread()) return sim_time_at_reply();
     if (may_catch_up() && !g_state.in_reading) catch_up();
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
     int64_t wall_ns = host_monotonic_ns();
@@ -732,10 +728,6 @@ void claim_slot()
 // slot as soon as this one's ends.
 thread_local wire::Reply t_last_reply{};
 
-}  // namespace
-
-namespace {
-
 // The simulated thread's clock after a reply given at `sim_time` (cpu_accounting.hpp).
 void clock_after_reply(double sim_time, bool accounted)
 {
@@ -763,6 +755,7 @@ void await_parked_result(wire::ParkedWait& wait)
 {
     std::atomic<uint32_t>& results = g_state.slot->parked_done;
     const uint32_t done = static_cast<uint32_t>(wire::ParkedState::Done);
+    if (lockstep::on_lockstep_thread()) lockstep::wait_parked(wait);  // back with the result
     while (true) {
         uint32_t seen = results.load(std::memory_order_seq_cst);
         if (wait.state.load(std::memory_order_acquire) == done) break;
@@ -782,13 +775,16 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
 {
     // The wall stamp first: what runs after it is ours (cpu_accounting.hpp).
     int64_t wall_entry_ns = host_monotonic_ns();
+    lockstep::Shield shield;
     if (!g_state.active) fatal("internal error: request from a process that is not a registered rank");
     if (args_size > wire::kArgBytes) fatal("internal error: request arguments too large");
     ++t_requests;
     // Memory a large payload may land in: the delivery thread is due. Started here, after
     // the wall stamp, its cost is the interposer's (cpu_accounting.hpp).
     start_delivery_thread_if_due(*g_state.slot, op, args, g_state.welcome.copy_once_from);
-    const bool simulated_thread = on_simulated_thread();
+    // In lockstep, the simulated thread calls as another would (threads/lockstep.hpp).
+    const bool lockstep_call = lockstep::on_lockstep_thread();
+    const bool simulated_thread = on_simulated_thread() && !lockstep_call;
     if (!g_state.in_call && !g_state.in_reading && simulated_thread)
         if (const wire::Reply* local = outside::absorb(op, args)) return *local;
     ++t_posted;
@@ -817,6 +813,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         request.seq = request.seq + 1;  // the server's trap also posts on this slot
         request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
         request.other_thread = simulated_thread ? 0 : 1;
+        request.lockstep = lockstep_call ? 1 : 0;
         request.tid = current_tid();
         if (args_size) memcpy(request.args, args, args_size);
         request.parked_record =
@@ -835,6 +832,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         t_last_reply = slot.reply;
         if (t_last_reply.seq != request.seq) fatal("internal error: reply out of sequence");
         parked = t_last_reply.rc == wire::kParkedRc;
+        if (lockstep_call) lockstep::learn(t_last_reply, slot);
         if (!simulated_thread || parked) {
             // The slot is free for the rank's other threads (a parked wait's result comes later).
             slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
@@ -867,7 +865,7 @@ bool post(wire::Op op, const void* args, uint32_t args_size)
     // server serves the command, and it was charged more CPU time per call than when it
     // waited (docs/performance.md "Posted commands"): until that is understood, it waits.
     if (!zero_cpu_model() || !may_catch_up() || g_state.in_reading || args_size > sizeof(wire::PostedCommand::args) ||
-        outside::episode_under_way())
+        outside::episode_under_way() || lockstep::active())
         return false;
     start_delivery_thread_if_due(*g_state.slot, op, args, g_state.welcome.copy_once_from);
     wire::Slot& slot = *g_state.slot;

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 15;
+inline constexpr uint32_t kVersion = 16;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -134,6 +134,12 @@ enum class Op : uint32_t {
     // Not a Portals call: the rank's ring of MPI call records (call_records.hpp) is full,
     // or holds its totals; no args. The server drains it and replies at once.
     CallRecords,
+    // Lockstep threads (libinterpose/threads/lockstep.hpp): no thread of the rank can go on
+    // until one of their parked waits ends. Args: LockstepIdleArgs. The reply comes when
+    // the rank's count of ended lockstep waits (Reply::lockstep_done) is above the one the
+    // rank knew, or, for threads that spin on memory, when a write lands in the rank's
+    // memory; until then the rank waits in the simulation.
+    LockstepIdle,
     Count
 };
 
@@ -145,6 +151,10 @@ struct Request {
     // thread's state (computing or blocked outside) as it was.
     uint32_t other_thread;
     int32_t tid;  // kernel thread id of the thread that made the request
+    // 1 when the rank's threads run in lockstep (libinterpose/threads/lockstep.hpp): one at
+    // a time, in an order of the rank's own; the rank holds simulated time while one runs.
+    uint32_t lockstep;
+    uint32_t reserved;
     // A blocking wait's (parkable()): the address, in the rank's memory, of the thread's
     // ParkedWait, where the server writes the wait's result if it parks it; 0 otherwise.
     uint64_t parked_record;
@@ -155,6 +165,11 @@ struct Reply {
     int32_t rc;         // PTL_* return code or 0
     uint32_t seq;
     double sim_time;    // simulated time (s) at which the reply is given
+    // How many of the rank's lockstep waits had ended when the reply was given
+    // (ParkedWait::done_number): what the rank may know of them from this reply on.
+    uint64_t lockstep_done;
+    // How many writes of the simulated NIC had landed in the memory of a rank in lockstep.
+    uint64_t memory_writes;
     alignas(8) uint8_t args[kArgBytes];
 };
 
@@ -174,6 +189,7 @@ struct ParkedWait {
     std::atomic<uint32_t> state;  // ParkedState
     int32_t rc;
     double sim_time;
+    uint64_t done_number;  // a lockstep wait's: its rank's count of ended lockstep waits with it
     alignas(8) uint8_t result[kParkedResultBytes];
 };
 static_assert(offsetof(ParkedWait, state) == 0 && sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
@@ -298,6 +314,15 @@ struct AbortArgs {
 
 struct SleepArgs {
     double seconds;
+};
+
+struct LockstepIdleArgs {
+    uint64_t known_done;  // the highest Reply::lockstep_done the rank has seen
+    // Its threads that can go on all spin on memory: a write into the rank's memory ends
+    // the wait too (docs/time.md "Waiting on memory").
+    uint32_t on_memory;
+    uint32_t reserved;
+    uint64_t known_writes;  // the highest Reply::memory_writes it has seen: a later one ends the wait at once
 };
 
 struct TextArgs {

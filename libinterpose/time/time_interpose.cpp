@@ -29,6 +29,7 @@
 
 #include "runtime.hpp"
 #include "s4bxi/time_math.hpp"
+#include "threads/lockstep.hpp"
 #include "time/seccomp_filter.hpp"
 
 #define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
@@ -69,9 +70,11 @@ T* opaque(T* pointer)
     return pointer;
 }
 
+// The calling thread lives in simulated time: the rank's simulated thread, or any of its
+// threads in lockstep (threads/lockstep.hpp), whose sleeps are simulated too.
 bool simulated()
 {
-    return is_rank() && on_simulated_thread();
+    return is_rank() && (on_simulated_thread() || lockstep::on_lockstep_thread());
 }
 
 int64_t host_ns(clockid_t clock)
@@ -85,7 +88,7 @@ int64_t host_ns(clockid_t clock)
 // simulated thread, the rank's clock continued in real time on the others.
 int64_t now_ns(ClockKind kind)
 {
-    if (on_simulated_thread()) return clock_value_ns(kind, virtual_now(), virtual_epoch());
+    if (simulated()) return clock_value_ns(kind, virtual_now(), virtual_epoch());
     int64_t now = other_thread_virtual_ns(host_ns(CLOCK_MONOTONIC), threads_clock_offset());
     return clock_value_at_ns(kind, now, virtual_epoch());
 }
@@ -283,6 +286,10 @@ S4BXI_EXPORT unsigned int sleep(unsigned int seconds)
 
 S4BXI_EXPORT int sched_yield() noexcept
 {
+    if (lockstep::on_lockstep_thread() && !lockstep::shielded()) {
+        lockstep::yield();  // the next thread in the rank's order runs
+        return 0;
+    }
     if (simulated()) {
         simulated_yield();
         return 0;
@@ -304,6 +311,8 @@ S4BXI_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* m
 {
     auto fn = REAL(pthread_cond_timedwait, int (*)(pthread_cond_t*, pthread_mutex_t*, const timespec*));
     if (!fn) return ENOSYS;
+    // In lockstep, it times out when no other thread of the rank can go on.
+    if (lockstep::on_lockstep_thread()) return lockstep::cond_wait(cond, mutex, true);
     if (!is_rank() || !opaque(cond) || !opaque(abstime)) return fn(cond, mutex, abstime);
     HOST_DEADLINE(condvar_clock(cond), abstime);
     return fn(cond, mutex, host);

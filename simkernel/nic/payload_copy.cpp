@@ -41,13 +41,13 @@ bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& t
     // fails, the two-copy path that follows does the same.
     resume_rank(*target);  // its threads copy, and the server waits for them (a source
                            // that copies half is in the simulation: never stopped)
-    RankRecord* waiting = memory_write_begins(to.pid);
+    MemoryWrite write(to.pid);
     auto in_service = [](const RankRecord& r) { return r.in_service && !r.serving_posted; };
     DeliverySide from_side{source ? source->slot.object : nullptr, from.pid, from.start + from_offset,
                            source && in_service(*source)};
     DeliverySide to_side{target->slot.object, to.pid, to.start + to_offset, in_service(*target)};
     if (!order_delivery(from_side, to_side, length)) return false;
-    if (waiting) memory_write_landed(*waiting);
+    write.landed();
     return true;
 }
 

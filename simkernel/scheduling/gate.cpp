@@ -398,7 +398,10 @@ void dispatch(const std::vector<RankRecord*>& batch)
             end_outside_wait(*r);
             memory_wait_over(*r);
         }
-        if (r->request.other_thread &&
+        if (r->request.lockstep) set_lockstep(*r, true);
+        else if (!r->request.other_thread) set_lockstep(*r, false);
+        r->lockstep_held_since = -1.0;
+        if (r->request.other_thread && !r->request.lockstep &&
             std::find(r->portals_threads.begin(), r->portals_threads.end(), r->request.tid) == r->portals_threads.end())
             r->portals_threads.push_back(r->request.tid);
         r->phase_before_dispatch = r->phase;
@@ -494,6 +497,22 @@ bool waits_for_starting_thread(double now)
     return now - since <= ctx.config.outside_deadlock_timeout;
 }
 
+// A lockstep rank holds simulated time as long as one of its threads runs: one that
+// never calls again (blocked in something that no other thread of the rank can end) would
+// hold it for ever.
+void check_lockstep_holds(RankRecord& r, double now)
+{
+    if (r.lockstep_held_since < 0) r.lockstep_held_since = now;
+    double held = now - r.lockstep_held_since;
+    if (held <= context().config.outside_deadlock_timeout) return;
+    context().outcome.fail("deadlock",
+                           fmt::format("rank {}: its threads, in lockstep, have made no call for {:.0f} s of wall "
+                                       "time; one of them is blocked outside the simulation, in something the "
+                                       "interposer does not know:{}",
+                                       r.rank, held, describe_ranks()),
+                           kExitDeadlock);
+}
+
 void stop_simulation()
 {
     sg4::Actor::kill_all();
@@ -560,6 +579,15 @@ void gate_actor()
             }
             // Threads other than the simulated one: park requests, parked timed polls.
             bool other_thread_may_call = look_at_parked_waits(r, now);
+            if (r.lockstep) {  // one of its threads runs, or waits for a request of its
+                if (posted(r)) {
+                    if (!r.in_service) batch.push_back(&r);
+                } else if (!r.in_service) {
+                    computing = true;
+                    check_lockstep_holds(r, now);
+                }
+                continue;
+            }
             if (!running(r)) {  // the simulated thread waits in the simulation
                 if (r.simulated_thread_parked && posted(r) && !r.in_service) batch.push_back(&r);  // another thread's
                 else if (other_thread_may_call) outside = unannounced_outside = true, only_memory_waits = false;

@@ -14,6 +14,7 @@ namespace s4bxi::sim {
 namespace {
 
 int g_memory_waiters = 0;  // ranks taken to wait on their memory now
+int g_counted_ranks = 0;   // ranks whose writes are counted (in lockstep)
 
 // The rank's CPU time when its budget began: its last reply, or the last write into its
 // memory or page fault seen since, whichever is later.
@@ -60,6 +61,20 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     return true;
 }
 
+void lockstep_threads_wait_on_memory(RankRecord& r)
+{
+    if (r.waits_on_memory) return;
+    r.waits_on_memory = true;
+    ++g_memory_waiters;
+}
+
+void set_lockstep(RankRecord& r, bool on)
+{
+    if (r.lockstep == on) return;
+    r.lockstep = on;
+    g_counted_ranks += on ? 1 : -1;
+}
+
 void memory_wait_over(RankRecord& r)
 {
     if (!r.waits_on_memory) return;
@@ -67,25 +82,30 @@ void memory_wait_over(RankRecord& r)
     --g_memory_waiters;
 }
 
-RankRecord* memory_write_begins(pid_t pid)
+MemoryWrite::MemoryWrite(pid_t pid)
 {
-    if (g_memory_waiters == 0) return nullptr;
+    if (g_memory_waiters == 0 && g_counted_ranks == 0) return;
     for (auto& rank : context().registry.ranks()) {
         RankRecord& r = *rank;
-        if (r.pid != pid || !r.waits_on_memory) continue;
+        if (r.pid != pid) continue;
+        if (r.lockstep) ++r.memory_writes;
+        if (!r.waits_on_memory) return;
         // Its clock reads the date of the write, as after a reply: the server sets it as
         // it does for the sleeps it answers on the rank's behalf (wire::Slot).
         double date = simgrid::s4u::Engine::get_clock();
         uint64_t bits;
         std::memcpy(&bits, &date, sizeof bits);
         r.slot.object->sim_time_at_reply_bits.store(bits, std::memory_order_release);
-        return &r;
+        waiting_ = &r;
+        return;
     }
-    return nullptr;
 }
 
-void memory_write_landed(RankRecord& r)
+void MemoryWrite::landed()
 {
+    if (!waiting_) return;
+    RankRecord& r = *waiting_;
+    waiting_ = nullptr;
     if (!r.waits_on_memory) return;  // woken already
     memory_wait_over(r);
     // Its budget starts again now: the rank may take as long as it needs to see the
@@ -100,6 +120,7 @@ void memory_write_landed(RankRecord& r)
     // next event (an E2E deadline, 10 s later): the date of its next call depended on how
     // fast it posted it.
     context().gate_wakeup->release();
+    if (r.lockstep_idle) r.lockstep_wakeup->release();  // its LockstepIdle ends here
 }
 
 }  // namespace s4bxi::sim

@@ -25,16 +25,33 @@ inline constexpr uint64_t kMemoryWaitCpuNs = 5'000'000;
 // thread's CPU time now: true when it waits on its memory (it then does not hold time).
 bool waits_on_memory(RankRecord& rank, uint64_t cpu_now_ns);
 
+// The threads of a rank in lockstep all spin on its memory (wire::Op::LockstepIdle): it
+// waits for the next write into it.
+void lockstep_threads_wait_on_memory(RankRecord& rank);
+
+// The rank's threads go into lockstep (a lockstep request of its), or out of it (a request
+// of its simulated thread alone): the writes into its memory are counted while they are in
+// (RankRecord::memory_writes).
+void set_lockstep(RankRecord& rank, bool on);
+
 // The rank made a request of its simulated thread: whatever it waited for, it is over.
 void memory_wait_over(RankRecord& rank);
 
 // The simulated NIC writes into the memory of process `pid` (a payload, an atomic's
-// result): before the bytes, the clock of a rank of it that waits on its memory reads this
-// date (a rank that sees the bytes must read their date); returns that rank, or nullptr.
-RankRecord* memory_write_begins(pid_t pid);
+// result), for the life of this object. Before the bytes, the clock of a rank of it that
+// waits on its memory reads this date (a rank that sees the bytes must read their date);
+// after them (landed()), the rank holds time again from this instant, and the gate is woken
+// to see it. A rank whose threads are in lockstep counts the write (wire::Reply::
+// memory_writes).
+class MemoryWrite {
+public:
+    explicit MemoryWrite(pid_t pid);
+    MemoryWrite(const MemoryWrite&) = delete;
+    MemoryWrite& operator=(const MemoryWrite&) = delete;
+    void landed();
 
-// After the bytes: the rank returned by memory_write_begins() holds time again from this
-// instant, and the gate is woken to see it.
-void memory_write_landed(RankRecord& rank);
+private:
+    RankRecord* waiting_ = nullptr;
+};
 
 }  // namespace s4bxi::sim

@@ -80,6 +80,8 @@ void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& tic
     reply.rc = wire::kParkedRc;
     reply.seq = request.seq;
     reply.sim_time = sg4::Engine::get_clock();
+    reply.lockstep_done = r.lockstep_done;
+    reply.memory_writes = r.memory_writes;
     if (request.other_thread) r.phase = r.phase_before_dispatch;
     else r.simulated_thread_parked = true;  // the rank stays in the simulation: it waits
     r.serving = nullptr;
@@ -103,6 +105,9 @@ void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire:
     wait.state.store(static_cast<uint32_t>(wire::ParkedState::Done), std::memory_order_relaxed);
     wait.rc = reply.rc;
     wait.sim_time = reply.sim_time;
+    // A lockstep wait's number: the rank lets its thread go on once a reply told it that
+    // many had ended, at a point of the run that is the same in every run.
+    if (request.lockstep) wait.done_number = r.lockstep_done + 1;
     std::memcpy(wait.result, reply.args, sizeof wait.result);
     constexpr size_t kStateBytes = sizeof wait.state;
     const auto* bytes = reinterpret_cast<const uint8_t*>(&wait);
@@ -125,6 +130,10 @@ void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire:
         wire::Slot& slot = *r.slot.object;
         slot.parked_done.fetch_add(1, std::memory_order_seq_cst);
         futex(&slot.parked_done, FUTEX_WAKE, INT_MAX, nullptr);
+    }
+    if (request.lockstep) {
+        ++r.lockstep_done;
+        if (r.lockstep_idle) r.lockstep_wakeup->release();
     }
     context().gate_wakeup->release();
 }

@@ -15,6 +15,7 @@
 #include "observation/trace.hpp"
 #include "portals/portals_engine.hpp"
 #include "scheduling/gate.hpp"
+#include "scheduling/memory_waits.hpp"
 #include "scheduling/parked_waits.hpp"
 #include "services/outside_wait_service.hpp"
 #include "services/pmi_service.hpp"
@@ -100,6 +101,24 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         return false;
     }
     case wire::Op::CallRecords: return false;  // drained at dispatch
+    case wire::Op::LockstepIdle: {
+        const auto& args = wire::args_as<wire::LockstepIdleArgs>(request.args);
+        if (!r.lockstep_wakeup) r.lockstep_wakeup = sg4::Semaphore::create(0);
+        r.waiting_on.set([on_memory = args.on_memory] {
+            return std::string(on_memory ? "its memory and the waits of its threads (lockstep)"
+                                         : "the waits of its threads (lockstep)");
+        });
+        // A write that landed since the rank's last reply may be what a thread spins for:
+        // the reply tells it at once.
+        if (args.on_memory && r.memory_writes > args.known_writes) return false;
+        if (args.on_memory) lockstep_threads_wait_on_memory(r);
+        r.lockstep_idle = true;
+        while (r.lockstep_done <= args.known_done && (!args.on_memory || r.waits_on_memory))
+            r.lockstep_wakeup->acquire();
+        r.lockstep_idle = false;
+        memory_wait_over(r);
+        return false;
+    }
     case wire::Op::OutsideWait:
         reply.rc = announce_outside_wait(r, wire::args_as<wire::OutsideWaitArgs>(request.args));
         return false;
@@ -225,6 +244,8 @@ void rank_proxy(RankRecord* rank)
             r.phase = RankPhase::Computing;
             r.asleep_since_wall = -1.0;
         }
+        reply.lockstep_done = r.lockstep_done;
+        reply.memory_writes = r.memory_writes;
         wire::Reply& slot_reply = r.slot.object->reply;
         std::memcpy(&slot_reply, &reply, sizeof reply);
         mark_reply(r);

@@ -125,8 +125,18 @@ struct RankRecord {
     uint64_t memory_fault_window = UINT64_MAX;
     uint64_t memory_fault_mark = 0;
 
+    // Lockstep threads (libinterpose/threads/lockstep.hpp): set by a lockstep request of
+    // the rank's, cleared by a request of its simulated thread alone. While set, the rank
+    // holds simulated time but while a request of its is posted or in the simulation.
+    bool lockstep = false;
+    uint64_t lockstep_done = 0;   // its lockstep waits that ended (wire::Reply::lockstep_done)
+    uint64_t memory_writes = 0;   // NIC writes into its memory while in lockstep (wire::Reply)
+    bool lockstep_idle = false;   // its LockstepIdle request waits for one more to end
+    double lockstep_held_since = -1.0;  // wall seconds since it holds time with no request
+
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request
+    simgrid::s4u::SemaphorePtr lockstep_wakeup;  // a LockstepIdle waits on it
     simgrid::s4u::ActorPtr proxy;
     wire::Request request{};             // the request being served
     ParkTicket* serving = nullptr;       // its proxy's ticket, while it is being served

@@ -39,9 +39,9 @@ bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t
 {
     // A rank waiting on this memory must read the write's date as soon as it can see the
     // write: the date first, then the bytes, then it holds time again (memory_waits.hpp).
-    RankRecord* waiting = memory_write_begins(pid);
+    MemoryWrite write(pid);
     bool written = write_interposer_memory(pid, address, buffer, length);
-    if (waiting) memory_write_landed(*waiting);
+    write.landed();
     return written;
 }
 

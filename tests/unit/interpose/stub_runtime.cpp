@@ -1,11 +1,13 @@
 #include "stub_runtime.hpp"
 
+#include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include "s4bxi/time_math.hpp"
+#include "threads/lockstep.hpp"
 
 namespace stub {
 
@@ -95,3 +97,13 @@ double virtual_now_and_publish()
 }
 
 }  // namespace stub
+
+// No thread of a test runs in lockstep (threads/lockstep.hpp).
+namespace s4bxi::interpose::lockstep {
+bool on_lockstep_thread() { return false; }
+void yield() {}
+int cond_wait(pthread_cond_t*, pthread_mutex_t*, bool) { return ENOSYS; }
+}  // namespace s4bxi::interpose::lockstep
+namespace s4bxi::interpose::lockstep {
+bool shielded() { return false; }
+}  // namespace s4bxi::interpose::lockstep

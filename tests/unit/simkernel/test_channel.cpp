@@ -10,8 +10,8 @@ using namespace s4bxi;
 TEST_CASE("wire structures have fixed sizes")
 {
     STATIC_REQUIRE(sizeof(wire::Hello) == 24);
-    STATIC_REQUIRE(sizeof(wire::Request) == 32 + wire::kArgBytes);
-    STATIC_REQUIRE(sizeof(wire::Reply) == 16 + wire::kArgBytes);
+    STATIC_REQUIRE(sizeof(wire::Request) == 40 + wire::kArgBytes);
+    STATIC_REQUIRE(sizeof(wire::Reply) == 32 + wire::kArgBytes);
     STATIC_REQUIRE(sizeof(wire::DataArgs) == 2 * 4 + 7 * 8 + 4 * 4);
     STATIC_REQUIRE(sizeof(wire::EventReply) == 8 + wire::kEventBytes);
     STATIC_REQUIRE(alignof(wire::Slot) == 64);

@@ -1,0 +1,592 @@
+#include "threads/lockstep.hpp"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+#include <signal.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "identity/program_kind.hpp"
+#include "runtime.hpp"
+#include "time/seccomp_filter.hpp"
+
+// glibc's own, under the second name it exports them by (the first is ours).
+extern "C" {
+int s4bxi_libc_mutex_trylock(pthread_mutex_t* mutex);
+__asm__(".symver s4bxi_libc_mutex_trylock, __pthread_mutex_trylock@GLIBC_2.2.5");
+int s4bxi_libc_mutex_unlock(pthread_mutex_t* mutex);
+__asm__(".symver s4bxi_libc_mutex_unlock, __pthread_mutex_unlock@GLIBC_2.2.5");
+}
+
+namespace s4bxi::interpose::lockstep {
+namespace {
+
+// What a thread in lockstep is doing, as the thread with the turn sees it. Every field of
+// every member is written by the thread that has the turn only (a new thread waits for it
+// before it touches anything): the hand-over of the turn orders them.
+enum class State : uint8_t {
+    Free,
+    Runnable,   // it may go on
+    Parked,     // in a Portals wait (`wait`), which may have ended
+    OnMutex,    // waits for `object` to be unlocked
+    OnCond,     // waits for `object` to be signalled
+    OnJoin,     // waits for member `target` to end
+    OnBarrier,  // waits for `object`'s other threads
+    Exited,
+};
+
+struct Member {
+    State state = State::Free;
+    // Taken off the turn while it spun (the watchdog), with no call or block since: it is
+    // not given the turn again until something happened in the rank since (g_progress moved).
+    bool spinning = false;
+    uint64_t spun_at = 0;
+    pid_t tid = 0;
+    clockid_t cpu_clock = 0;
+    bool timed = false;      // OnCond: a timed wait, which ends when nothing else can run
+    bool signalled = false;  // OnCond: ended by a signal, not by its timeout
+    int target = -1;
+    const void* object = nullptr;
+    wire::ParkedWait* wait = nullptr;
+    pthread_t thread{};
+};
+
+constexpr int kMaxMembers = 1024;
+Member g_members[kMaxMembers];
+int g_count = 0;  // members 0 .. g_count - 1; 0 is the simulated thread
+std::atomic<bool> g_active{false};
+std::atomic<uint32_t> g_turn{0};  // the member that has the turn (futex word)
+uint64_t g_known_done = 0;        // the rank's ended lockstep waits, as its replies said
+uint64_t g_known_writes = 0;      // writes into the rank's memory, as its replies said
+// Moves at each reply and each time a thread makes another able to go on: a thread taken
+// off the turn while it spun may see something new.
+uint64_t g_progress = 0;
+// Moves at each reply and each hand-over: the watchdog's budget of CPU time counts from its
+// last move.
+std::atomic<uint64_t> g_epoch{0};
+
+// Threads at a barrier in lockstep, by barrier.
+struct BarrierCount {
+    const void* barrier = nullptr;
+    unsigned arrived = 0;
+};
+BarrierCount g_barriers[64];
+
+thread_local int t_index = -1;
+thread_local volatile bool t_in_lockstep = false;  // in the interposer's code: no preemption
+
+// CPU time a thread with the turn may use with no call before it is taken for spinning on
+// memory (its spin goes on where it was when it has the turn again).
+constexpr int64_t kSpinBudgetNs = 250'000;
+constexpr long kWatchdogPeriodNs = 100'000;
+constexpr int kAsleepLooks = 200;  // 20 ms
+const int kPreemptSignal = SIGRTMAX - 2;
+
+[[noreturn]] void fail(const char* what)
+{
+    std::fprintf(stderr, "s4bxi: rank %d: %s\n", rank_id(), what);
+    std::fflush(stderr);
+    _exit(127);
+}
+
+long futex_call(std::atomic<uint32_t>* word, int op, uint32_t value)
+{
+    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, nullptr, nullptr, 0);
+}
+
+void take_turn(int me)
+{
+    while (true) {
+        uint32_t turn = g_turn.load(std::memory_order_acquire);
+        if (static_cast<int>(turn) == me) return;
+        futex_call(&g_turn, FUTEX_WAIT_PRIVATE, turn);
+    }
+}
+
+void hand_turn(int to)
+{
+    g_epoch.fetch_add(1, std::memory_order_relaxed);
+    g_turn.store(static_cast<uint32_t>(to), std::memory_order_release);
+    futex_call(&g_turn, FUTEX_WAKE_PRIVATE, INT_MAX);
+}
+
+bool can_go_on(const Member& m)
+{
+    if (m.state == State::Runnable) return !m.spinning || m.spun_at != g_progress;
+    if (m.state != State::Parked) return false;
+    // Ended, and counted by a reply: a wait that ended after the last reply the rank saw
+    // is taken up at the next one, in every run.
+    return m.wait->state.load(std::memory_order_acquire) == static_cast<uint32_t>(wire::ParkedState::Done) &&
+           m.wait->done_number <= g_known_done;
+}
+
+// The next member after `me`, in creation order and round, that can go on (`me` last).
+int next_after(int me)
+{
+    for (int step = 1; step <= g_count; ++step) {
+        int candidate = (me + step) % g_count;
+        if (can_go_on(g_members[candidate])) return candidate;
+    }
+    return -1;
+}
+
+// Nothing can go on: timed waits on condition variables time out first, then the rank
+// waits in the simulation for one of its Portals waits to end.
+void wait_for_any()
+{
+    bool spinning = false;
+    for (int i = 0; i < g_count; ++i) spinning |= g_members[i].state == State::Runnable && g_members[i].spinning;
+    bool timed_out = false;
+    for (int i = 0; i < g_count; ++i) {
+        Member& m = g_members[i];
+        if (m.state == State::OnCond && m.timed) {
+            m.state = State::Runnable;
+            timed_out = true;
+        }
+    }
+    if (timed_out) return;
+    bool parked = false;
+    for (int i = 0; i < g_count; ++i) parked |= g_members[i].state == State::Parked;
+    if (!parked && !spinning)
+        fail("deadlock: every thread of the rank waits for another (a mutex, a condition variable, a barrier or a "
+             "join), and none is in a Portals wait that could end it");
+    wire::LockstepIdleArgs args{g_known_done, spinning ? 1u : 0u, 0, g_known_writes};
+    call(wire::Op::LockstepIdle, &args, sizeof args);  // a lockstep request: call() learns its reply
+    ++g_progress;  // a write may have landed: the spinning threads look again
+}
+
+// `me` (with the turn) cannot go on, or yields: the turn goes to the next member that can,
+// and `me` waits until it has the turn again. With `leaving`, `me` does not wait.
+void pass_turn(int me, bool leaving = false, bool spun = false)
+{
+    // A thread that blocks, yields or ends may have changed what the others wait for.
+    if (!spun) ++g_progress;
+    while (true) {
+        int next = next_after(me);
+        if (next < 0) {
+            wait_for_any();
+            continue;
+        }
+        if (next != me) {
+            hand_turn(next);
+            if (leaving) return;
+            take_turn(me);
+        }
+        g_members[me].state = State::Runnable;
+        if (!spun) g_members[me].spinning = false;
+        return;
+    }
+}
+
+// The simulated thread alone is left: the lockstep ends.
+void end_if_alone()
+{
+    if (t_index != 0) return;
+    for (int i = 1; i < g_count; ++i)
+        if (g_members[i].state != State::Exited) return;
+    g_count = 0;
+    t_index = -1;
+    g_active.store(false, std::memory_order_release);
+    // The server holds simulated time for the rank until it hears of the end: a request of
+    // the simulated thread's own, at no simulated cost.
+    simulated_yield();
+}
+
+// The program's own threads, started at code of the executable. Not a library's (an
+// OpenMP runtime's workers, which wait in the kernel between parallel regions; a runtime's
+// progress thread, which sleeps there for good).
+bool program_thread(void* (*start)(void*))
+{
+    Dl_info start_info{}, entry_info{};
+    void* entry = reinterpret_cast<void*>(getauxval(AT_ENTRY));
+    if (!dladdr(reinterpret_cast<void*>(start), &start_info) || !dladdr(entry, &entry_info)) return false;
+    return start_info.dli_fbase == entry_info.dli_fbase;
+}
+
+struct Trampoline {
+    void* (*start)(void*);
+    void* argument;
+    int index;
+};
+
+void* run_member(void* raw)
+{
+    Trampoline trampoline = *static_cast<Trampoline*>(raw);
+    std::free(raw);
+    t_index = trampoline.index;
+    take_turn(t_index);
+    g_members[t_index].tid = static_cast<pid_t>(syscall(SYS_gettid));
+    pthread_getcpuclockid(pthread_self(), &g_members[t_index].cpu_clock);
+    void* result = trampoline.start(trampoline.argument);
+    thread_exits();
+    return result;
+}
+
+// The watchdog took this thread off the turn: it spins (on memory another thread or a
+// remote write is to change, or on a lock a thread without the turn holds). Within a call
+// or this file's code it goes on; the watchdog asks again.
+// Takes the calling thread off the turn: it spins (on memory another thread or a remote
+// write is to change, or on a lock a thread without the turn holds).
+void preempt_now()
+{
+    int saved_errno = errno;
+    t_in_lockstep = true;
+    Member& me = g_members[t_index];
+    // Its first time off since it last called or blocked: it may have written what another
+    // spinning thread waits for before it began to spin.
+    if (!me.spinning) ++g_progress;
+    me.spinning = true;
+    me.spun_at = g_progress;
+    pass_turn(t_index, false, true);
+    t_in_lockstep = false;
+    errno = saved_errno;
+}
+
+// Asked for in the interposer's code (a call, a mutex of the program's): done on the way
+// out, unless the thread called or handed the turn meanwhile (the epoch moved).
+thread_local uint64_t t_preempt_epoch = 0;
+thread_local bool t_preempt_pending = false;
+
+void on_preempt_signal(int, siginfo_t* info, void*)
+{
+    // A signal sent for an earlier turn (queued while the handler ran) is not about this one.
+    uint64_t epoch = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
+    if (info->si_code != SI_QUEUE || epoch != g_epoch.load(std::memory_order_acquire)) return;
+    if (t_index < 0 || !g_active.load(std::memory_order_relaxed)) return;
+    if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
+    if (t_in_lockstep || in_call()) {
+        t_preempt_pending = true;
+        t_preempt_epoch = epoch;
+        return;
+    }
+    preempt_now();
+}
+
+// The end of an outermost shielded region: a preemption asked for within it is done now.
+void leave_shield()
+{
+    t_in_lockstep = false;
+    if (!t_preempt_pending) return;
+    t_preempt_pending = false;
+    if (t_index < 0 || t_preempt_epoch != g_epoch.load(std::memory_order_acquire)) return;
+    if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
+    preempt_now();
+}
+
+bool asleep(pid_t tid)
+{
+    char path[64], text[512];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) return false;
+    text[n] = '\0';
+    const char* end = std::strrchr(text, ')');
+    return end && end[1] == ' ' && (end[2] == 'S' || end[2] == 'D');
+}
+
+int64_t cpu_ns(clockid_t clock)
+{
+    timespec ts{};
+    if (syscall(SYS_clock_gettime, clock, &ts) != 0) return -1;
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Takes the turn from a thread that has used kSpinBudgetNs of CPU time since it got it or
+// since its last reply. CPU time, not wall time: a thread the host merely descheduled is
+// not taken off, so where the turn goes does not depend on the host's load.
+void* watch(void*)
+{
+    uint64_t epoch_seen = ~0ull;
+    int64_t base = 0, last_used = -1;
+    int still_looks = 0;
+    while (g_active.load(std::memory_order_acquire)) {
+        timespec period{0, kWatchdogPeriodNs};
+        untrapped_nanosleep(&period, nullptr);  // a real sleep, not one the server answers
+        uint64_t epoch = g_epoch.load(std::memory_order_acquire);
+        int holder = static_cast<int>(g_turn.load(std::memory_order_acquire));
+        if (holder < 0 || holder >= g_count || g_members[holder].tid == 0) continue;
+        int64_t used = cpu_ns(g_members[holder].cpu_clock);
+        if (used < 0) continue;
+        if (epoch != epoch_seen) {
+            epoch_seen = epoch;
+            base = last_used = used;
+            still_looks = 0;
+            continue;
+        }
+        // Asleep in the kernel with the turn (a lock of libc's that a thread taken off the
+        // turn holds): the turn goes on too.
+        if (used == last_used) {
+            if (++still_looks < kAsleepLooks || !asleep(g_members[holder].tid)) continue;
+        } else {
+            last_used = used;
+            still_looks = 0;
+            if (used - base < kSpinBudgetNs) continue;
+        }
+        siginfo_t signal_info{};
+        signal_info.si_signo = kPreemptSignal;
+        signal_info.si_code = SI_QUEUE;
+        signal_info.si_pid = getpid();
+        signal_info.si_uid = getuid();
+        signal_info.si_value.sival_ptr = reinterpret_cast<void*>(epoch);
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), g_members[holder].tid, kPreemptSignal, &signal_info);
+        base = used;  // asked once per budget
+        still_looks = 0;
+    }
+    return nullptr;
+}
+
+// A child of the rank (fork) is no rank: its one thread runs free.
+void leave_in_child()
+{
+    g_active.store(false, std::memory_order_relaxed);
+    t_index = -1;
+    g_count = 0;
+}
+
+void start_watchdog()
+{
+    static bool installed = false;
+    if (!installed) {
+        installed = true;
+        pthread_atfork(nullptr, nullptr, leave_in_child);
+        struct sigaction action{};
+        action.sa_sigaction = on_preempt_signal;
+        action.sa_flags = SA_RESTART | SA_SIGINFO;
+        sigemptyset(&action.sa_mask);
+        sigaction(kPreemptSignal, &action, nullptr);
+    }
+    pthread_t thread;
+    create_own_thread(&thread, nullptr, watch, nullptr);
+    pthread_detach(thread);
+}
+
+// Public entry points run shielded from the watchdog's signal.
+struct Guard {
+    bool outer = !t_in_lockstep;
+    Guard() { t_in_lockstep = true; }
+    ~Guard()
+    {
+        if (outer) leave_shield();
+    }
+};
+
+}  // namespace
+
+Shield::Shield() : outer_(!t_in_lockstep)
+{
+    t_in_lockstep = true;
+}
+
+Shield::~Shield()
+{
+    if (outer_) leave_shield();
+}
+
+bool shielded()
+{
+    return t_in_lockstep;
+}
+
+bool on_lockstep_thread()
+{
+    return t_index >= 0 && g_active.load(std::memory_order_relaxed);
+}
+
+bool active()
+{
+    return g_active.load(std::memory_order_acquire);
+}
+
+Start before_create(void* (*start)(void*), void* argument)
+{
+    Guard guard;
+    Start plain{start, argument, -1};
+    if (!is_rank() || !zero_cpu_model() || !program_thread(start)) return plain;
+    if (!on_lockstep_thread()) {
+        if (!on_simulated_thread() || !program_is_openshmem()) return plain;
+        g_count = 1;
+        g_members[0] = Member{};
+        g_members[0].state = State::Runnable;
+        g_members[0].tid = static_cast<pid_t>(syscall(SYS_gettid));
+        pthread_getcpuclockid(pthread_self(), &g_members[0].cpu_clock);
+        t_index = 0;
+        g_turn.store(0, std::memory_order_release);
+        g_active.store(true, std::memory_order_release);
+        start_watchdog();
+    }
+    if (g_count == kMaxMembers) fail("not supported yet: more than 1024 threads in lockstep in one rank");
+    auto* trampoline = static_cast<Trampoline*>(std::malloc(sizeof(Trampoline)));
+    if (!trampoline) return plain;
+    int index = g_count++;
+    g_members[index] = Member{};
+    g_members[index].state = State::Runnable;
+    *trampoline = Trampoline{start, argument, index};
+    return Start{run_member, trampoline, index};
+}
+
+void after_create(const Start& start, int rc, pthread_t thread)
+{
+    Guard guard;
+    if (start.index < 0) return;
+    if (rc != 0) {
+        std::free(start.argument);
+        g_members[start.index].state = State::Exited;
+        end_if_alone();
+        return;
+    }
+    g_members[start.index].thread = thread;
+}
+
+void learn(const wire::Reply& reply, wire::Slot& slot)
+{
+    uint64_t bits;
+    std::memcpy(&bits, &reply.sim_time, sizeof bits);
+    slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
+    if (reply.lockstep_done > g_known_done) g_known_done = reply.lockstep_done;
+    if (reply.memory_writes > g_known_writes) g_known_writes = reply.memory_writes;
+    ++g_progress;
+    if (t_index >= 0) g_members[t_index].spinning = false;
+    g_epoch.fetch_add(1, std::memory_order_relaxed);
+}
+
+void wait_parked(wire::ParkedWait& wait)
+{
+    Guard guard;
+    Member& me = g_members[t_index];
+    me.state = State::Parked;
+    me.wait = &wait;
+    pass_turn(t_index);
+    me.wait = nullptr;
+}
+
+int mutex_lock(pthread_mutex_t* mutex)
+{
+    Guard guard;
+    Member& me = g_members[t_index];
+    while (true) {
+        int rc = s4bxi_libc_mutex_trylock(mutex);
+        if (rc != EBUSY) return rc;
+        me.state = State::OnMutex;
+        me.object = mutex;
+        pass_turn(t_index);
+    }
+}
+
+void mutex_unlocked(pthread_mutex_t* mutex)
+{
+    Guard guard;
+    for (int i = 0; i < g_count; ++i)
+        if (g_members[i].state == State::OnMutex && g_members[i].object == mutex) {
+            g_members[i].state = State::Runnable;
+            ++g_progress;
+        }
+}
+
+int cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex, bool timed)
+{
+    Guard guard;
+    Member& me = g_members[t_index];
+    me.state = State::OnCond;
+    me.object = cond;
+    me.timed = timed;
+    me.signalled = false;
+    s4bxi_libc_mutex_unlock(mutex);
+    mutex_unlocked(mutex);
+    pass_turn(t_index);
+    bool signalled = me.signalled || !timed;
+    me.timed = false;
+    int rc = mutex_lock(mutex);
+    if (rc != 0) return rc;
+    return signalled ? 0 : ETIMEDOUT;
+}
+
+void cond_signalled(pthread_cond_t* cond, bool all)
+{
+    Guard guard;
+    // The first waiter after the signalling thread, in the rank's order.
+    for (int step = 1; step <= g_count; ++step) {
+        Member& m = g_members[(t_index + step) % g_count];
+        if (m.state != State::OnCond || m.object != cond) continue;
+        m.state = State::Runnable;
+        m.signalled = true;
+        if (!all) return;
+    }
+}
+
+int barrier_wait(pthread_barrier_t* barrier, unsigned count)
+{
+    Guard guard;
+    BarrierCount* entry = nullptr;
+    for (BarrierCount& b : g_barriers)
+        if (b.barrier == barrier || (!entry && !b.barrier)) entry = &b;
+    if (!entry) fail("not supported yet: more than 64 pthread barriers in use at once by threads in lockstep");
+    entry->barrier = barrier;
+    if (++entry->arrived == count) {
+        entry->arrived = 0;
+        for (int i = 0; i < g_count; ++i)
+            if (g_members[i].state == State::OnBarrier && g_members[i].object == barrier)
+                g_members[i].state = State::Runnable;
+        return PTHREAD_BARRIER_SERIAL_THREAD;
+    }
+    Member& me = g_members[t_index];
+    me.state = State::OnBarrier;
+    me.object = barrier;
+    pass_turn(t_index);
+    return 0;
+}
+
+int join(pthread_t thread, void** result)
+{
+    Guard guard;
+    using Join = int (*)(pthread_t, void**);
+    static const auto real_join = reinterpret_cast<Join>(dlsym(RTLD_NEXT, "pthread_join"));
+    for (int i = 1; i < g_count; ++i) {
+        if (g_members[i].state == State::Free || !pthread_equal(g_members[i].thread, thread)) continue;
+        Member& me = g_members[t_index];
+        while (g_members[i].state != State::Exited) {
+            me.state = State::OnJoin;
+            me.target = i;
+            pass_turn(t_index);
+        }
+        // Ended for the lockstep; the kernel thread is on its way out. Forget it, so that a
+        // later thread with the same pthread_t is not taken for it.
+        g_members[i].thread = pthread_t{};
+        break;
+    }
+    int rc = real_join(thread, result);
+    end_if_alone();
+    return rc;
+}
+
+void yield()
+{
+    Guard guard;
+    pass_turn(t_index);
+}
+
+void thread_exits()
+{
+    Guard guard;
+    if (!on_lockstep_thread() || t_index == 0) return;
+    int me = t_index;
+    g_members[me].state = State::Exited;
+    for (int i = 0; i < g_count; ++i)
+        if (g_members[i].state == State::OnJoin && g_members[i].target == me) g_members[i].state = State::Runnable;
+    pass_turn(me, true);  // a request it makes on the way is still a lockstep one
+    t_index = -1;
+}
+
+}  // namespace s4bxi::interpose::lockstep

@@ -1,0 +1,77 @@
+// Lockstep threads: the threads of an OpenSHMEM rank, under the zero CPU model, run one at
+// a time, and hand the turn to each other in an order of the rank's own, so that their
+// Portals calls reach the server in the same order in every run (docs/time.md "Threads in
+// lockstep"). The thread that has the turn runs until it blocks: in a Portals wait (which
+// the server parks), on a mutex, a condition variable, a barrier, a join, or it yields or
+// ends. The turn then goes to the next thread, in the order they were created, that can go
+// on; a thread in a Portals wait can once a reply of the server has counted its wait as
+// ended. When none can, the rank asks the server to wait until one of their waits ends
+// (wire::Op::LockstepIdle), and only then does simulated time run without it: while one
+// of its threads runs, the rank holds simulated time, as a computing rank does.
+#pragma once
+
+#include <pthread.h>
+#include <time.h>
+
+#include <cstdint>
+
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::interpose::lockstep {
+
+// While one lives, the calling thread is in the interposer's code (a request, a wait for
+// the server): the watchdog does not take the turn from it there.
+class Shield {
+public:
+    Shield();
+    ~Shield();
+    Shield(const Shield&) = delete;
+    Shield& operator=(const Shield&) = delete;
+
+private:
+    bool outer_;
+};
+
+// The calling thread is one of the rank's threads in lockstep (it has the turn whenever it
+// runs code of the program's).
+bool on_lockstep_thread();
+
+// The calling thread runs the interposer's own code (a Shield lives): its yields and locks
+// are the interposer's, not the program's.
+bool shielded();
+
+// The rank's threads are in lockstep now.
+bool active();
+
+// pthread_create: the start routine and argument to create the thread with. A thread of
+// the program's own code (its start routine is in the executable), started by a thread in
+// lockstep or by the simulated thread of an OpenSHMEM rank under the zero CPU model, joins
+// the lockstep: it waits for the turn before it runs. Others are left alone.
+struct Start {
+    void* (*start)(void*);
+    void* argument;
+    int index;  // its place in the rank's order, or -1
+};
+Start before_create(void* (*start)(void*), void* argument);
+void after_create(const Start& start, int rc, pthread_t thread);
+
+// A reply of the server to a thread in lockstep: how many of the rank's lockstep waits it
+// says have ended, how many writes have landed in its memory; the date it was given at,
+// which the rank holds from then on (the slot's clock, which its threads read).
+void learn(const wire::Reply& reply, wire::Slot& slot);
+
+// This thread's Portals wait was parked: it gives the turn away, and has it back once its
+// result is in `wait` and a reply has counted it.
+void wait_parked(wire::ParkedWait& wait);
+
+// The blocking calls of pthreads, for a thread in lockstep (threads/sync_calls.cpp).
+int mutex_lock(pthread_mutex_t* mutex);
+void mutex_unlocked(pthread_mutex_t* mutex);
+int cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex, bool timed);
+void cond_signalled(pthread_cond_t* cond, bool all);
+int barrier_wait(pthread_barrier_t* barrier, unsigned count);
+int join(pthread_t thread, void** result);
+void yield();
+void thread_exits();
+
+}  // namespace s4bxi::interpose::lockstep

@@ -1,0 +1,135 @@
+// The blocking calls of pthreads, for threads in lockstep (threads/lockstep.hpp): a thread
+// that would block gives the turn to the next thread of its rank instead, and has it back
+// once what it waits for has happened. Every other thread calls libc's, at the cost of one
+// test. glibc exports its mutex functions under a second name (__pthread_mutex_*), bound at
+// link time: these are called from the first instant of a process, before any lookup.
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+
+#include "runtime.hpp"
+#include "threads/lockstep.hpp"
+
+// glibc's own, under the second name it exports them by (the first is ours).
+extern "C" {
+int s4bxi_libc_mutex_lock(pthread_mutex_t* mutex);
+__asm__(".symver s4bxi_libc_mutex_lock, __pthread_mutex_lock@GLIBC_2.2.5");
+int s4bxi_libc_mutex_unlock(pthread_mutex_t* mutex);
+__asm__(".symver s4bxi_libc_mutex_unlock, __pthread_mutex_unlock@GLIBC_2.2.5");
+}
+
+#define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace lockstep = s4bxi::interpose::lockstep;
+
+namespace {
+
+template <typename F>
+F next_symbol(const char* name)
+{
+    return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+// The threads a barrier waits for (pthread_barrier_init), which glibc keeps to itself.
+struct BarrierSize {
+    const void* barrier = nullptr;
+    unsigned count = 0;
+};
+BarrierSize g_barrier_sizes[256];
+pthread_mutex_t g_barrier_sizes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+unsigned barrier_size(const pthread_barrier_t* barrier)
+{
+    unsigned count = 0;
+    s4bxi_libc_mutex_lock(&g_barrier_sizes_lock);
+    for (const BarrierSize& b : g_barrier_sizes)
+        if (b.barrier == barrier) count = b.count;
+    s4bxi_libc_mutex_unlock(&g_barrier_sizes_lock);
+    return count;
+}
+
+void set_barrier_size(const pthread_barrier_t* barrier, unsigned count)
+{
+    s4bxi_libc_mutex_lock(&g_barrier_sizes_lock);
+    BarrierSize* slot = nullptr;
+    for (BarrierSize& b : g_barrier_sizes)
+        if (b.barrier == barrier || (!slot && !b.barrier)) slot = &b;
+    if (slot) *slot = BarrierSize{count ? barrier : nullptr, count};
+    s4bxi_libc_mutex_unlock(&g_barrier_sizes_lock);
+}
+
+}  // namespace
+
+S4BXI_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex)
+{
+    if (lockstep::on_lockstep_thread()) return lockstep::mutex_lock(mutex);
+    return s4bxi_libc_mutex_lock(mutex);
+}
+
+S4BXI_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex)
+{
+    int rc = s4bxi_libc_mutex_unlock(mutex);
+    if (rc == 0 && lockstep::on_lockstep_thread()) lockstep::mutex_unlocked(mutex);
+    return rc;
+}
+
+S4BXI_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
+{
+    if (lockstep::on_lockstep_thread()) return lockstep::cond_wait(cond, mutex, false);
+    static const auto real = next_symbol<int (*)(pthread_cond_t*, pthread_mutex_t*)>("pthread_cond_wait");
+    return real(cond, mutex);
+}
+
+S4BXI_EXPORT int pthread_cond_signal(pthread_cond_t* cond)
+{
+    static const auto real = next_symbol<int (*)(pthread_cond_t*)>("pthread_cond_signal");
+    if (lockstep::on_lockstep_thread()) lockstep::cond_signalled(cond, false);
+    return real(cond);
+}
+
+S4BXI_EXPORT int pthread_cond_broadcast(pthread_cond_t* cond)
+{
+    static const auto real = next_symbol<int (*)(pthread_cond_t*)>("pthread_cond_broadcast");
+    if (lockstep::on_lockstep_thread()) lockstep::cond_signalled(cond, true);
+    return real(cond);
+}
+
+S4BXI_EXPORT int pthread_barrier_init(pthread_barrier_t* barrier, const pthread_barrierattr_t* attributes,
+                                      unsigned count)
+{
+    static const auto real =
+        next_symbol<int (*)(pthread_barrier_t*, const pthread_barrierattr_t*, unsigned)>("pthread_barrier_init");
+    int rc = real(barrier, attributes, count);
+    if (rc == 0 && s4bxi::interpose::is_rank()) set_barrier_size(barrier, count);
+    return rc;
+}
+
+S4BXI_EXPORT int pthread_barrier_destroy(pthread_barrier_t* barrier)
+{
+    static const auto real = next_symbol<int (*)(pthread_barrier_t*)>("pthread_barrier_destroy");
+    if (s4bxi::interpose::is_rank()) set_barrier_size(barrier, 0);
+    return real(barrier);
+}
+
+S4BXI_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier)
+{
+    if (lockstep::on_lockstep_thread())
+        if (unsigned count = barrier_size(barrier)) return lockstep::barrier_wait(barrier, count);
+    static const auto real = next_symbol<int (*)(pthread_barrier_t*)>("pthread_barrier_wait");
+    return real(barrier);
+}
+
+S4BXI_EXPORT int pthread_join(pthread_t thread, void** result)
+{
+    if (lockstep::on_lockstep_thread()) return lockstep::join(thread, result);
+    static const auto real = next_symbol<int (*)(pthread_t, void**)>("pthread_join");
+    return real(thread, result);
+}
+
+S4BXI_EXPORT [[noreturn]] void pthread_exit(void* result)
+{
+    static const auto real = next_symbol<void (*)(void*)>("pthread_exit");
+    lockstep::thread_exits();
+    real(result);
+    __builtin_unreachable();
+}
