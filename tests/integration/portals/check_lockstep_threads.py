@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Threads of an OpenSHMEM rank in lockstep under the zero CPU model (lockstep_threads.c,
+docs/time.md "Threads in lockstep"): four runs, two of them beside a CPU hog, print the
+same lines (the digest of the old values the threads got, in the order of a chain through
+a mutex and a condition variable, and the simulated time the threads took) and write the
+same summary but for what depends on the host (wall time, pids, memory peaks). Without
+lockstep the threads reached the server in the order the host ran them: the digest and
+the dates differed from run to run. Each run must add up (every fetch-add counted once).
+
+usage: check_lockstep_threads.py LAUNCHER PROGRAM"""
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+launcher, program = sys.argv[1], sys.argv[2]
+RUNS = 4
+HOGGED = (1, 2)  # runs beside a CPU hog
+
+
+def host_independent(summary_path):
+    summary = json.loads(Path(summary_path).read_text())
+    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
+        summary.pop(host_dependent, None)
+    for rank in summary["ranks"]:
+        rank.pop("pid", None)
+        rank.pop("peak_rss", None)
+    return summary
+
+
+runs = []
+with tempfile.TemporaryDirectory() as scratch:
+    for run in range(RUNS):
+        summary_path = Path(scratch) / f"run{run}.json"
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if run in HOGGED else None
+        try:
+            done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "90", "--summary",
+                                   str(summary_path), program], capture_output=True, text=True, timeout=150)
+        finally:
+            if hog:
+                hog.kill()
+                hog.wait()
+        lines = sorted(line for line in done.stdout.splitlines() if line.startswith("lockstep_threads:"))
+        print(f"run {run}{' (beside a CPU hog)' if run in HOGGED else ''}: status {done.returncode}")
+        for line in lines:
+            print("  " + line)
+        if done.returncode != 0 or len(lines) != 2 or not all(line.endswith(" ok") for line in lines):
+            sys.exit(f"FAIL: run {run}: status {done.returncode}, lines {lines}\n{done.stderr[-3000:]}")
+        runs.append((lines, host_independent(summary_path)))
+
+first_lines, first_summary = runs[0]
+failures = []
+for run, (lines, summary) in enumerate(runs[1:], 1):
+    if lines != first_lines:
+        failures.append(f"run {run} printed other lines than run 0: {lines} against {first_lines}")
+    if summary != first_summary:
+        differing = sorted(key for key in set(summary) | set(first_summary) if summary.get(key) != first_summary.get(key))
+        failures.append(f"run {run} wrote another summary than run 0 ({', '.join(differing)} differ; makespans "
+                        f"{summary.get('makespan')} and {first_summary.get('makespan')})")
+if failures:
+    sys.exit("FAIL:\n" + "\n".join(failures))
+print(f"ok: {RUNS} runs, {len(HOGGED)} beside a CPU hog, the same lines and the same summary")

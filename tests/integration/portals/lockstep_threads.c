@@ -1,0 +1,125 @@
+/* Threads of an OpenSHMEM rank in lockstep (docs/time.md "Threads in lockstep"): the same
+ * run every time under --cpu-model zero, whatever the host does. The program defines
+ * shmem_init (not exported, as with SOS's static libsma), so the interposer takes it for an
+ * OpenSHMEM program. Each of the 2 ranks starts THREADS threads that do, ROUNDS times:
+ * - a fetch-add of 1 on a counter word of the other rank, waiting for the reply
+ *   (PtlCTWait, parked): the old value each thread gets depends on the order in which
+ *   both ranks' threads reach the server;
+ * - a step of a chain through a mutex and a condition variable: thread t waits for its
+ *   turn (turn == t), adds its old value to a log, hands the turn to the next thread;
+ * - a barrier of all the threads;
+ * - the last thread sets a flag with a plain store and the first waits for it by reading
+ *   memory (no call: the watchdog takes the turn from it).
+ * The main thread joins them and prints a digest of the log, the word its peer's threads
+ * added to, and its simulated time; check_lockstep_threads.py compares runs.
+ * usage: lockstep_threads (run on 2 ranks) */
+#define _POSIX_C_SOURCE 200809L
+#include <pmi.h>
+#include <portals4.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "must_succeed.h"
+
+#define PID 49
+#define PT 0
+#define THREADS 4
+#define ROUNDS 50
+
+void shmem_init(void);
+void shmem_init(void) {}
+
+static ptl_handle_ni_t ni;
+static ptl_process_t peer;
+static uint64_t word; /* the peer's threads add to it */
+static int failed;
+
+static pthread_mutex_t chain_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t chain_moved = PTHREAD_COND_INITIALIZER;
+static int chain_turn;
+static uint64_t digest = 1469598103934665603ull; /* FNV-1a of the old values, in chain order */
+static pthread_barrier_t round_end;
+static volatile int flag_round;
+
+static void* worker(void* arg)
+{
+    int me = (int)(intptr_t)arg;
+    uint64_t one = 1, old = 0;
+    ptl_handle_ct_t replies;
+    ptl_handle_md_t put_md, get_md;
+    check(PtlCTAlloc(ni, &replies), "PtlCTAlloc");
+    ptl_md_t put_desc = {&one, sizeof one, PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, PTL_CT_NONE};
+    ptl_md_t get_desc = {&old, sizeof old, PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, replies};
+    check(PtlMDBind(ni, &put_desc, &put_md), "PtlMDBind");
+    check(PtlMDBind(ni, &get_desc, &get_md), "PtlMDBind");
+    for (int round = 1; round <= ROUNDS; ++round) {
+        ptl_ct_event_t count;
+        check(PtlFetchAtomic(get_md, 0, put_md, 0, sizeof one, peer, PT, 0, 0, NULL, 0, PTL_SUM, PTL_UINT64_T),
+              "PtlFetchAtomic");
+        check(PtlCTWait(replies, (ptl_size_t)round, &count), "PtlCTWait");
+        if (count.failure) failed = 1;
+
+        pthread_mutex_lock(&chain_lock);
+        while (chain_turn != me) pthread_cond_wait(&chain_moved, &chain_lock);
+        for (int b = 0; b < 8; ++b) digest = (digest ^ ((old >> (8 * b)) & 0xff)) * 1099511628211ull;
+        chain_turn = (me + 1) % THREADS;
+        pthread_cond_broadcast(&chain_moved);
+        pthread_mutex_unlock(&chain_lock);
+
+        pthread_barrier_wait(&round_end);
+        if (me == THREADS - 1) flag_round = round;
+        if (me == 0)
+            while (flag_round != round) {
+            }
+        pthread_barrier_wait(&round_end);
+    }
+    PtlMDRelease(put_md);
+    PtlMDRelease(get_md);
+    PtlCTFree(replies);
+    return NULL;
+}
+
+int main(void)
+{
+    int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
+    ptl_pt_index_t pt;
+    ptl_handle_le_t le;
+    shmem_init();
+    check(PtlInit(), "PtlInit");
+    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
+    check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), "PtlPTAlloc");
+    ptl_le_t target = {&word, sizeof word, PTL_CT_NONE, PTL_UID_ANY,
+                       PTL_LE_OP_PUT | PTL_LE_OP_GET | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
+    check(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
+    peer.phys.nid = (ptl_nid_t)(rank ^ 1);
+    peer.phys.pid = PID;
+    int spawned;
+    if (PMI_Init(&spawned) != PMI_SUCCESS || PMI_Barrier() != PMI_SUCCESS) { /* both entries are appended */
+        fprintf(stderr, "lockstep_threads: PMI barrier failed\n");
+        return 2;
+    }
+
+    pthread_barrier_init(&round_end, NULL, THREADS);
+    struct timespec start, end;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    pthread_t threads[THREADS];
+    for (int i = 0; i < THREADS; ++i) pthread_create(&threads[i], NULL, worker, (void*)(intptr_t)i);
+    for (int i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    pthread_barrier_destroy(&round_end);
+
+    if (PMI_Barrier() != PMI_SUCCESS) { /* the peer's adds are all in */
+        fprintf(stderr, "lockstep_threads: PMI barrier failed\n");
+        return 2;
+    }
+    int ok = !failed && word == (uint64_t)THREADS * ROUNDS;
+    printf("lockstep_threads: rank %d: word %llu (expected %d), digest %016llx, threads_ns=%lld %s\n", rank,
+           (unsigned long long)word, THREADS * ROUNDS, (unsigned long long)digest,
+           (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec), ok ? "ok" : "FAILED");
+    PtlNIFini(ni);
+    PtlFini();
+    return ok ? 0 : 1;
+}
