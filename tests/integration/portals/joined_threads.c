@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fetch_add.h"
 #include "must_succeed.h"
 
 #define PID 48
@@ -40,25 +41,13 @@ static void compute(long ns)
 static void* adder(void* arg)
 {
     (void)arg;
-    uint64_t one = 1, old = 0;
-    ptl_handle_ct_t replies;
-    ptl_handle_md_t put_md, get_md;
-    check(PtlCTAlloc(ni, &replies), "PtlCTAlloc");
-    ptl_md_t put_desc = {&one, sizeof one, PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, PTL_CT_NONE};
-    ptl_md_t get_desc = {&old, sizeof old, PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, replies};
-    check(PtlMDBind(ni, &put_desc, &put_md), "PtlMDBind");
-    check(PtlMDBind(ni, &get_desc, &get_md), "PtlMDBind");
+    struct fetch_add f;
+    fetch_add_bind(ni, &f);
     for (ptl_size_t i = 1; i <= ROUNDS; ++i) {
-        ptl_ct_event_t count;
-        check(PtlFetchAtomic(get_md, 0, put_md, 0, sizeof one, peer, PT, 0, 0, NULL, 0, PTL_SUM, PTL_UINT64_T),
-              "PtlFetchAtomic");
-        check(PtlCTWait(replies, i, &count), "PtlCTWait");
-        if (count.failure) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+        if (!fetch_add_round(&f, peer, PT, i)) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
         compute(20000);
     }
-    PtlMDRelease(put_md);
-    PtlMDRelease(get_md);
-    PtlCTFree(replies);
+    fetch_add_release(&f);
     return NULL;
 }
 

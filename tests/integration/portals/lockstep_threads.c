@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fetch_add.h"
 #include "must_succeed.h"
 
 #define PID 49
@@ -47,20 +48,11 @@ static volatile int flag_round;
 static void* worker(void* arg)
 {
     int me = (int)(intptr_t)arg;
-    uint64_t one = 1, old = 0;
-    ptl_handle_ct_t replies;
-    ptl_handle_md_t put_md, get_md;
-    check(PtlCTAlloc(ni, &replies), "PtlCTAlloc");
-    ptl_md_t put_desc = {&one, sizeof one, PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, PTL_CT_NONE};
-    ptl_md_t get_desc = {&old, sizeof old, PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, replies};
-    check(PtlMDBind(ni, &put_desc, &put_md), "PtlMDBind");
-    check(PtlMDBind(ni, &get_desc, &get_md), "PtlMDBind");
+    struct fetch_add f;
+    fetch_add_bind(ni, &f);
     for (int round = 1; round <= ROUNDS; ++round) {
-        ptl_ct_event_t count;
-        check(PtlFetchAtomic(get_md, 0, put_md, 0, sizeof one, peer, PT, 0, 0, NULL, 0, PTL_SUM, PTL_UINT64_T),
-              "PtlFetchAtomic");
-        check(PtlCTWait(replies, (ptl_size_t)round, &count), "PtlCTWait");
-        if (count.failure) failed = 1;
+        if (!fetch_add_round(&f, peer, PT, (ptl_size_t)round)) failed = 1;
+        uint64_t old = f.old;
 
         pthread_mutex_lock(&chain_lock);
         while (chain_turn != me) pthread_cond_wait(&chain_moved, &chain_lock);
@@ -76,9 +68,7 @@ static void* worker(void* arg)
             }
         pthread_barrier_wait(&round_end);
     }
-    PtlMDRelease(put_md);
-    PtlMDRelease(get_md);
-    PtlCTFree(replies);
+    fetch_add_release(&f);
     return NULL;
 }
 
