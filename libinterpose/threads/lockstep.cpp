@@ -53,6 +53,11 @@ struct Member {
     uint64_t spun_at = 0;
     pid_t tid = 0;
     clockid_t cpu_clock = 0;
+    // Mutexes it holds, and budgets it spent spinning while it held one: taken off the
+    // turn holding a mutex, it made the others block where, off at another point of the same
+    // spin, they would have gone on (SOS's mt_lock_test spins through mutexes).
+    int mutexes_held = 0;
+    int budgets_holding = 0;
     bool timed = false;      // OnCond: a timed wait, which ends when nothing else can run
     bool signalled = false;  // OnCond: ended by a signal, not by its timeout
     int target = -1;
@@ -90,6 +95,7 @@ thread_local volatile bool t_in_lockstep = false;  // in the interposer's code: 
 constexpr int64_t kSpinBudgetNs = 250'000;
 constexpr long kWatchdogPeriodNs = 100'000;
 constexpr int kAsleepLooks = 200;  // 20 ms
+constexpr int kBudgetsHolding = 20;
 const int kPreemptSignal = SIGRTMAX - 2;
 
 [[noreturn]] void fail(const char* what)
@@ -245,6 +251,7 @@ void preempt_now()
     // Its first time off since it last called or blocked: it may have written what another
     // spinning thread waits for before it began to spin.
     if (!me.spinning) ++g_progress;
+    me.budgets_holding = 0;
     me.spinning = true;
     me.spun_at = g_progress;
     pass_turn(t_index, false, true);
@@ -264,7 +271,11 @@ void on_preempt_signal(int, siginfo_t* info, void*)
     if (info->si_code != SI_QUEUE || epoch != g_epoch.load(std::memory_order_acquire)) return;
     if (t_index < 0 || !g_active.load(std::memory_order_relaxed)) return;
     if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
-    if (t_in_lockstep || in_call()) {
+    // Within the interposer's code, or holding a mutex (for a few budgets at most: a thread
+    // may spin holding one): at the end of that code or at the unlock.
+    Member& me = g_members[t_index];
+    bool holding = me.mutexes_held > 0 && me.budgets_holding++ < kBudgetsHolding;
+    if (t_in_lockstep || in_call() || holding) {
         t_preempt_pending = true;
         t_preempt_epoch = epoch;
         return;
@@ -280,10 +291,17 @@ void leave_shield()
     t_preempt_pending = false;
     if (t_index < 0 || t_preempt_epoch != g_epoch.load(std::memory_order_acquire)) return;
     if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
+    Member& me = g_members[t_index];
+    if (me.mutexes_held > 0 && me.budgets_holding < kBudgetsHolding) {
+        t_preempt_pending = true;  // at the unlock
+        return;
+    }
     preempt_now();
 }
 
-bool asleep(pid_t tid)
+// The thread's state letter and its page faults (minor and major), from
+// /proc/self/task/TID/stat; false if it could not be read.
+bool thread_stat(pid_t tid, char& state, uint64_t& faults)
 {
     char path[64], text[512];
     std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
@@ -294,7 +312,28 @@ bool asleep(pid_t tid)
     if (n <= 0) return false;
     text[n] = '\0';
     const char* end = std::strrchr(text, ')');
-    return end && end[1] == ' ' && (end[2] == 'S' || end[2] == 'D');
+    if (!end || end[1] != ' ') return false;
+    state = end[2];
+    // After the state: ppid pgrp session tty_nr tpgid flags minflt cminflt majflt.
+    unsigned long minflt = 0, majflt = 0;
+    if (std::sscanf(end + 4, "%*d %*d %*d %*d %*d %*u %lu %*u %lu", &minflt, &majflt) != 2) return false;
+    faults = minflt + majflt;
+    return true;
+}
+
+bool asleep(pid_t tid)
+{
+    char state = 0;
+    uint64_t faults = 0;
+    return thread_stat(tid, state, faults) && (state == 'S' || state == 'D');
+}
+
+// The thread's page faults, or UINT64_MAX if unknown.
+uint64_t page_faults(pid_t tid)
+{
+    char state = 0;
+    uint64_t faults = 0;
+    return thread_stat(tid, state, faults) ? faults : UINT64_MAX;
 }
 
 int64_t cpu_ns(clockid_t clock)
@@ -312,6 +351,7 @@ void* watch(void*)
     uint64_t epoch_seen = ~0ull;
     int64_t base = 0, last_used = -1;
     int still_looks = 0;
+    uint64_t fault_mark = UINT64_MAX;
     while (g_active.load(std::memory_order_acquire)) {
         timespec period{0, kWatchdogPeriodNs};
         untrapped_nanosleep(&period, nullptr);  // a real sleep, not one the server answers
@@ -324,6 +364,7 @@ void* watch(void*)
             epoch_seen = epoch;
             base = last_used = used;
             still_looks = 0;
+            fault_mark = page_faults(g_members[holder].tid);
             continue;
         }
         // Asleep in the kernel with the turn (a lock of libc's that a thread taken off the
@@ -334,6 +375,16 @@ void* watch(void*)
             last_used = used;
             still_looks = 0;
             if (used - base < kSpinBudgetNs) continue;
+            // A budget spent taking page faults went to computing (a thread's first steps:
+            // its stack, its TLS, a malloc arena), not to spinning on memory, which takes
+            // none: the budget starts again. Taken off there, a new thread lost the turn in
+            // one run and reached its first lock in another (SOS's mt_lock_test).
+            uint64_t faults = page_faults(g_members[holder].tid);
+            if (faults != fault_mark) {
+                fault_mark = faults;
+                base = used;
+                continue;
+            }
         }
         siginfo_t signal_info{};
         signal_info.si_signo = kPreemptSignal;
@@ -478,6 +529,7 @@ int mutex_lock(pthread_mutex_t* mutex)
     Member& me = g_members[t_index];
     while (true) {
         int rc = s4bxi_libc_mutex_trylock(mutex);
+        if (rc == 0) ++me.mutexes_held;
         if (rc != EBUSY) return rc;
         me.state = State::OnMutex;
         me.object = mutex;
@@ -485,9 +537,16 @@ int mutex_lock(pthread_mutex_t* mutex)
     }
 }
 
+void mutex_taken()
+{
+    ++g_members[t_index].mutexes_held;
+}
+
 void mutex_unlocked(pthread_mutex_t* mutex)
 {
     Guard guard;
+    Member& me = g_members[t_index];
+    if (me.mutexes_held > 0 && --me.mutexes_held == 0) me.budgets_holding = 0;
     for (int i = 0; i < g_count; ++i)
         if (g_members[i].state == State::OnMutex && g_members[i].object == mutex) {
             g_members[i].state = State::Runnable;

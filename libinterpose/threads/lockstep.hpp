@@ -66,6 +66,7 @@ void wait_parked(wire::ParkedWait& wait);
 
 // The blocking calls of pthreads, for a thread in lockstep (threads/sync_calls.cpp).
 int mutex_lock(pthread_mutex_t* mutex);
+void mutex_taken();  // a pthread_mutex_trylock that took it
 void mutex_unlocked(pthread_mutex_t* mutex);
 int cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex, bool timed);
 void cond_signalled(pthread_cond_t* cond, bool all);

@@ -16,6 +16,8 @@ int s4bxi_libc_mutex_lock(pthread_mutex_t* mutex);
 __asm__(".symver s4bxi_libc_mutex_lock, __pthread_mutex_lock@GLIBC_2.2.5");
 int s4bxi_libc_mutex_unlock(pthread_mutex_t* mutex);
 __asm__(".symver s4bxi_libc_mutex_unlock, __pthread_mutex_unlock@GLIBC_2.2.5");
+int s4bxi_libc_mutex_trylock(pthread_mutex_t* mutex);
+__asm__(".symver s4bxi_libc_mutex_trylock, __pthread_mutex_trylock@GLIBC_2.2.5");
 }
 
 #define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
@@ -64,6 +66,13 @@ S4BXI_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex)
 {
     if (lockstep::on_lockstep_thread()) return lockstep::mutex_lock(mutex);
     return s4bxi_libc_mutex_lock(mutex);
+}
+
+S4BXI_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex)
+{
+    int rc = s4bxi_libc_mutex_trylock(mutex);
+    if (rc == 0 && lockstep::on_lockstep_thread()) lockstep::mutex_taken();
+    return rc;
 }
 
 S4BXI_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex)
