@@ -80,15 +80,10 @@ uint64_t g_progress = 0;
 // last move.
 std::atomic<uint64_t> g_epoch{0};
 
-// Threads at a barrier in lockstep, by barrier.
-struct BarrierCount {
-    const void* barrier = nullptr;
-    unsigned arrived = 0;
-};
-BarrierCount g_barriers[64];
-
-thread_local int t_index = -1;
-thread_local volatile bool t_in_lockstep = false;  // in the interposer's code: no preemption
+// Initial-exec TLS: read at every mutex operation of every process that loads us.
+thread_local __attribute__((tls_model("initial-exec"))) int t_index = -1;
+// In the interposer's code: no preemption.
+thread_local __attribute__((tls_model("initial-exec"))) volatile bool t_in_lockstep = false;
 
 // CPU time a thread with the turn may use with no call before it is taken for spinning on
 // memory (its spin goes on where it was when it has the turn again).
@@ -261,8 +256,8 @@ void preempt_now()
 
 // Asked for in the interposer's code (a call, a mutex of the program's): done on the way
 // out, unless the thread called or handed the turn meanwhile (the epoch moved).
-thread_local uint64_t t_preempt_epoch = 0;
-thread_local bool t_preempt_pending = false;
+thread_local __attribute__((tls_model("initial-exec"))) uint64_t t_preempt_epoch = 0;
+thread_local __attribute__((tls_model("initial-exec"))) bool t_preempt_pending = false;
 
 void on_preempt_signal(int, siginfo_t* info, void*)
 {
@@ -585,16 +580,11 @@ void cond_signalled(pthread_cond_t* cond, bool all)
     }
 }
 
-int barrier_wait(pthread_barrier_t* barrier, unsigned count)
+int barrier_wait(pthread_barrier_t* barrier, unsigned count, unsigned& arrived)
 {
     Guard guard;
-    BarrierCount* entry = nullptr;
-    for (BarrierCount& b : g_barriers)
-        if (b.barrier == barrier || (!entry && !b.barrier)) entry = &b;
-    if (!entry) fail("not supported yet: more than 64 pthread barriers in use at once by threads in lockstep");
-    entry->barrier = barrier;
-    if (++entry->arrived == count) {
-        entry->arrived = 0;
+    if (++arrived == count) {
+        arrived = 0;
         for (int i = 0; i < g_count; ++i)
             if (g_members[i].state == State::OnBarrier && g_members[i].object == barrier)
                 g_members[i].state = State::Runnable;

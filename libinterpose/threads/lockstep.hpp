@@ -70,7 +70,9 @@ void mutex_taken();  // a pthread_mutex_trylock that took it
 void mutex_unlocked(pthread_mutex_t* mutex);
 int cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex, bool timed);
 void cond_signalled(pthread_cond_t* cond, bool all);
-int barrier_wait(pthread_barrier_t* barrier, unsigned count);
+// `count`: the threads the barrier waits for; `arrived`: those there now (sync_calls.cpp
+// keeps both, by barrier).
+int barrier_wait(pthread_barrier_t* barrier, unsigned count, unsigned& arrived);
 int join(pthread_t thread, void** result);
 void yield();
 void thread_exits();

@@ -32,32 +32,36 @@ F next_symbol(const char* name)
     return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
-// The threads a barrier waits for (pthread_barrier_init), which glibc keeps to itself.
-struct BarrierSize {
+// The barriers a rank initialised (pthread_barrier_init): the threads each waits for, which
+// glibc keeps to itself, and, for threads in lockstep, those there now. An entry lives from
+// the barrier's init to its destroy.
+struct Barrier {
     const void* barrier = nullptr;
     unsigned count = 0;
+    unsigned arrived = 0;
 };
-BarrierSize g_barrier_sizes[256];
-pthread_mutex_t g_barrier_sizes_lock = PTHREAD_MUTEX_INITIALIZER;
+Barrier g_barriers[256];
+pthread_mutex_t g_barriers_lock = PTHREAD_MUTEX_INITIALIZER;
 
-unsigned barrier_size(const pthread_barrier_t* barrier)
+Barrier* find_barrier(const pthread_barrier_t* barrier)
 {
-    unsigned count = 0;
-    s4bxi_libc_mutex_lock(&g_barrier_sizes_lock);
-    for (const BarrierSize& b : g_barrier_sizes)
-        if (b.barrier == barrier) count = b.count;
-    s4bxi_libc_mutex_unlock(&g_barrier_sizes_lock);
-    return count;
+    Barrier* found = nullptr;
+    s4bxi_libc_mutex_lock(&g_barriers_lock);
+    for (Barrier& b : g_barriers)
+        if (b.barrier == barrier) found = &b;
+    s4bxi_libc_mutex_unlock(&g_barriers_lock);
+    return found;
 }
 
-void set_barrier_size(const pthread_barrier_t* barrier, unsigned count)
+// Initialised (count > 0) or destroyed (0).
+void set_barrier(const pthread_barrier_t* barrier, unsigned count)
 {
-    s4bxi_libc_mutex_lock(&g_barrier_sizes_lock);
-    BarrierSize* slot = nullptr;
-    for (BarrierSize& b : g_barrier_sizes)
+    s4bxi_libc_mutex_lock(&g_barriers_lock);
+    Barrier* slot = nullptr;
+    for (Barrier& b : g_barriers)
         if (b.barrier == barrier || (!slot && !b.barrier)) slot = &b;
-    if (slot) *slot = BarrierSize{count ? barrier : nullptr, count};
-    s4bxi_libc_mutex_unlock(&g_barrier_sizes_lock);
+    if (slot) *slot = Barrier{count ? barrier : nullptr, count, 0};
+    s4bxi_libc_mutex_unlock(&g_barriers_lock);
 }
 
 }  // namespace
@@ -109,21 +113,22 @@ S4BXI_EXPORT int pthread_barrier_init(pthread_barrier_t* barrier, const pthread_
     static const auto real =
         next_symbol<int (*)(pthread_barrier_t*, const pthread_barrierattr_t*, unsigned)>("pthread_barrier_init");
     int rc = real(barrier, attributes, count);
-    if (rc == 0 && s4bxi::interpose::is_rank()) set_barrier_size(barrier, count);
+    if (rc == 0 && s4bxi::interpose::is_rank()) set_barrier(barrier, count);
     return rc;
 }
 
 S4BXI_EXPORT int pthread_barrier_destroy(pthread_barrier_t* barrier)
 {
     static const auto real = next_symbol<int (*)(pthread_barrier_t*)>("pthread_barrier_destroy");
-    if (s4bxi::interpose::is_rank()) set_barrier_size(barrier, 0);
+    if (s4bxi::interpose::is_rank()) set_barrier(barrier, 0);
     return real(barrier);
 }
 
 S4BXI_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier)
 {
     if (lockstep::on_lockstep_thread())
-        if (unsigned count = barrier_size(barrier)) return lockstep::barrier_wait(barrier, count);
+        if (Barrier* state = find_barrier(barrier))
+            return lockstep::barrier_wait(barrier, state->count, state->arrived);
     static const auto real = next_symbol<int (*)(pthread_barrier_t*)>("pthread_barrier_wait");
     return real(barrier);
 }

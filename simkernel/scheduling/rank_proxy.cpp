@@ -68,6 +68,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         r.exit_status = args.exit_status;
         r.end_time = sg4::Engine::get_clock();
         kill_parked_waits(r);  // threads still in a wait end with the process
+        set_lockstep(r, false);  // its writes need no counting any more
         if (r.portals) capture_pending_payloads(*r.portals);
         // The process is still there, waiting for this reply: its peak is as good as final.
         r.peak_resident_bytes = process_peak_resident_bytes(r.pid);

@@ -103,7 +103,5 @@ namespace s4bxi::interpose::lockstep {
 bool on_lockstep_thread() { return false; }
 void yield() {}
 int cond_wait(pthread_cond_t*, pthread_mutex_t*, bool) { return ENOSYS; }
-}  // namespace s4bxi::interpose::lockstep
-namespace s4bxi::interpose::lockstep {
 bool shielded() { return false; }
 }  // namespace s4bxi::interpose::lockstep
