@@ -8,7 +8,6 @@
  * (CLOCK_MONOTONIC around the joined threads); check_joined_threads.py bounds it.
  * usage: joined_threads (run on 2 ranks) */
 #define _POSIX_C_SOURCE 200809L
-#include <pmi.h>
 #include <portals4.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -54,21 +53,7 @@ static void* adder(void* arg)
 int main(void)
 {
     int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
-    ptl_pt_index_t pt;
-    ptl_handle_le_t le;
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), "PtlPTAlloc");
-    ptl_le_t target = {&word, sizeof word, PTL_CT_NONE, PTL_UID_ANY,
-                       PTL_LE_OP_PUT | PTL_LE_OP_GET | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
-    check(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
-    peer.phys.nid = (ptl_nid_t)(rank ^ 1);
-    peer.phys.pid = PID;
-    int spawned;
-    if (PMI_Init(&spawned) != PMI_SUCCESS || PMI_Barrier() != PMI_SUCCESS) {  /* both entries are appended */
-        fprintf(stderr, "joined_threads: PMI barrier failed\n");
-        return 2;
-    }
+    peer = fetch_add_expose("joined_threads", rank, PID, PT, &word, &ni);
 
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -77,10 +62,7 @@ int main(void)
     for (int i = 0; i < THREADS; ++i) pthread_join(threads[i], NULL);
     clock_gettime(CLOCK_MONOTONIC, &end);
 
-    if (PMI_Barrier() != PMI_SUCCESS) {  /* the peer's adds are all in */
-        fprintf(stderr, "joined_threads: PMI barrier failed\n");
-        return 2;
-    }
+    pmi_barrier_or_exit("joined_threads"); /* the peer's adds are all in */
     int ok = !failed && word == (uint64_t)THREADS * ROUNDS;
     printf("joined_threads: rank %d: word %llu (expected %d), threads_ns=%lld %s\n", rank, (unsigned long long)word,
            THREADS * ROUNDS, (long long)(end.tv_sec - start.tv_sec) * 1000000000LL + (end.tv_nsec - start.tv_nsec),

@@ -14,7 +14,6 @@
  * added to, and its simulated time; check_lockstep_threads.py compares runs.
  * usage: lockstep_threads (run on 2 ranks) */
 #define _POSIX_C_SOURCE 200809L
-#include <pmi.h>
 #include <portals4.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -75,22 +74,8 @@ static void* worker(void* arg)
 int main(void)
 {
     int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
-    ptl_pt_index_t pt;
-    ptl_handle_le_t le;
     shmem_init();
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), "PtlPTAlloc");
-    ptl_le_t target = {&word, sizeof word, PTL_CT_NONE, PTL_UID_ANY,
-                       PTL_LE_OP_PUT | PTL_LE_OP_GET | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
-    check(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
-    peer.phys.nid = (ptl_nid_t)(rank ^ 1);
-    peer.phys.pid = PID;
-    int spawned;
-    if (PMI_Init(&spawned) != PMI_SUCCESS || PMI_Barrier() != PMI_SUCCESS) { /* both entries are appended */
-        fprintf(stderr, "lockstep_threads: PMI barrier failed\n");
-        return 2;
-    }
+    peer = fetch_add_expose("lockstep_threads", rank, PID, PT, &word, &ni);
 
     pthread_barrier_init(&round_end, NULL, THREADS);
     struct timespec start, end;
@@ -101,10 +86,7 @@ int main(void)
     clock_gettime(CLOCK_MONOTONIC, &end);
     pthread_barrier_destroy(&round_end);
 
-    if (PMI_Barrier() != PMI_SUCCESS) { /* the peer's adds are all in */
-        fprintf(stderr, "lockstep_threads: PMI barrier failed\n");
-        return 2;
-    }
+    pmi_barrier_or_exit("lockstep_threads"); /* the peer's adds are all in */
     int ok = !failed && word == (uint64_t)THREADS * ROUNDS;
     printf("lockstep_threads: rank %d: word %llu (expected %d), digest %016llx, threads_ns=%lld %s\n", rank,
            (unsigned long long)word, THREADS * ROUNDS, (unsigned long long)digest,
