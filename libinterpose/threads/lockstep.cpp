@@ -18,6 +18,7 @@
 
 #include "identity/program_kind.hpp"
 #include "runtime.hpp"
+#include "threads/openmp_futex.hpp"
 #include "time/seccomp_filter.hpp"
 
 // glibc's own, under the second name it exports them by (the first is ours).
@@ -42,6 +43,7 @@ enum class State : uint8_t {
     OnCond,     // waits for `object` to be signalled
     OnJoin,     // waits for member `target` to end
     OnBarrier,  // waits for `object`'s other threads
+    OnFutex,    // waits for a wake-up on the futex word `object` (the OpenMP runtime's)
     Exited,
 };
 
@@ -58,8 +60,8 @@ struct Member {
     // spin, they would have gone on (SOS's mt_lock_test spins through mutexes).
     int mutexes_held = 0;
     int budgets_holding = 0;
-    bool timed = false;      // OnCond: a timed wait, which ends when nothing else can run
-    bool signalled = false;  // OnCond: ended by a signal, not by its timeout
+    bool timed = false;      // OnCond, OnFutex: a timed wait, which ends when nothing else can run
+    bool signalled = false;  // OnCond, OnFutex: ended by a signal or a wake-up, not by its timeout
     int target = -1;
     const void* object = nullptr;
     wire::ParkedWait* wait = nullptr;
@@ -76,6 +78,8 @@ uint64_t g_known_writes = 0;      // writes into the rank's memory, as its repli
 // Moves at each reply and each time a thread makes another able to go on: a thread taken
 // off the turn while it spun may see something new.
 uint64_t g_progress = 0;
+// Budgets spun since progress last moved, with no thread able to go on but spinning ones.
+int g_idle_spins = 0;
 // Moves at each reply and each hand-over: the watchdog's budget of CPU time counts from its
 // last move.
 std::atomic<uint64_t> g_epoch{0};
@@ -91,7 +95,25 @@ constexpr int64_t kSpinBudgetNs = 250'000;
 constexpr long kWatchdogPeriodNs = 100'000;
 constexpr int kAsleepLooks = 200;  // 20 ms
 constexpr int kBudgetsHolding = 20;
+// A thread taken off the turn while it spun, the only one of its rank that can go on (the
+// others block), spins this many budgets (5 ms of CPU time) before the rank waits in the
+// simulation for a write into its memory: as long as the server lets a rank of one thread
+// compute with no call before it takes it to wait on its memory (kMemoryWaitCpuNs,
+// docs/time.md "Waiting on memory"). It may be computing, not spinning: a master thread
+// between OpenMP regions, its workers docked. With 0.25 ms, 1.5 ms of computation at the
+// end of a run let simulated time run to another rank's next event, and ranks ended at
+// other dates from run to run. Several threads spinning at once wait on memory indeed
+// (SOS's mt_membar): they go on after a budget (with 5 ms, mt_membar took 27 s instead
+// of 4 on 2 ranks).
+constexpr int kIdleSpins = 20;
 const int kPreemptSignal = SIGRTMAX - 2;
+
+// Something happened in the rank: a thread taken off the turn while it spun may see it.
+void progressed()
+{
+    ++g_progress;
+    g_idle_spins = 0;
+}
 
 [[noreturn]] void fail(const char* what)
 {
@@ -141,6 +163,17 @@ int next_after(int me)
     return -1;
 }
 
+// The next member after `me`, in creation order and round, that was taken off the turn
+// while it spun (`me` last).
+int next_spinner_after(int me)
+{
+    for (int step = 1; step <= g_count; ++step) {
+        int candidate = (me + step) % g_count;
+        if (g_members[candidate].state == State::Runnable && g_members[candidate].spinning) return candidate;
+    }
+    return -1;
+}
+
 // Nothing can go on: timed waits on condition variables time out first, then the rank
 // waits in the simulation for one of its Portals waits to end.
 void wait_for_any()
@@ -150,7 +183,7 @@ void wait_for_any()
     bool timed_out = false;
     for (int i = 0; i < g_count; ++i) {
         Member& m = g_members[i];
-        if (m.state == State::OnCond && m.timed) {
+        if ((m.state == State::OnCond || m.state == State::OnFutex) && m.timed) {
             m.state = State::Runnable;
             timed_out = true;
         }
@@ -159,11 +192,11 @@ void wait_for_any()
     bool parked = false;
     for (int i = 0; i < g_count; ++i) parked |= g_members[i].state == State::Parked;
     if (!parked && !spinning)
-        fail("deadlock: every thread of the rank waits for another (a mutex, a condition variable, a barrier or a "
-             "join), and none is in a Portals wait that could end it");
+        fail("deadlock: every thread of the rank waits for another (a mutex, a condition variable, a barrier, a "
+             "join or the OpenMP runtime), and none is in a Portals wait that could end it");
     wire::LockstepIdleArgs args{g_known_done, spinning ? 1u : 0u, 0, g_known_writes};
     call(wire::Op::LockstepIdle, &args, sizeof args);  // a lockstep request: call() learns its reply
-    ++g_progress;  // a write may have landed: the spinning threads look again
+    progressed();  // a write may have landed: the spinning threads look again
 }
 
 // `me` (with the turn) cannot go on, or yields: the turn goes to the next member that can,
@@ -171,9 +204,13 @@ void wait_for_any()
 void pass_turn(int me, bool leaving = false, bool spun = false)
 {
     // A thread that blocks, yields or ends may have changed what the others wait for.
-    if (!spun) ++g_progress;
+    if (!spun) progressed();
     while (true) {
         int next = next_after(me);
+        if (next < 0 && spun && me == 0 && g_idle_spins < kIdleSpins && next_spinner_after(me) == me) {
+            ++g_idle_spins;
+            next = me;
+        }
         if (next < 0) {
             wait_for_any();
             continue;
@@ -203,9 +240,9 @@ void end_if_alone()
     simulated_yield();
 }
 
-// The program's own threads, started at code of the executable. Not a library's (an
-// OpenMP runtime's workers, which wait in the kernel between parallel regions; a runtime's
-// progress thread, which sleeps there for good).
+// The program's own threads, started at code of the executable. Not a library's (a
+// runtime's progress thread, which sleeps in the kernel for good), but for the OpenMP
+// runtime's workers, whose sleeps the lockstep takes over (threads/openmp_futex.hpp).
 bool program_thread(void* (*start)(void*))
 {
     Dl_info start_info{}, entry_info{};
@@ -419,6 +456,36 @@ void start_watchdog()
     pthread_detach(thread);
 }
 
+// The calling thread waits on `object` (a condition variable, a futex word) until a thread
+// wakes it (wake_waiters) or, timed, until no thread of the rank can go on; true if woken.
+bool wait_on(State state, const void* object, bool timed)
+{
+    Member& me = g_members[t_index];
+    me.state = state;
+    me.object = object;
+    me.timed = timed;
+    me.signalled = false;
+    pass_turn(t_index);
+    bool woken = me.signalled || !timed;
+    me.timed = false;
+    return woken;
+}
+
+// Wakes the first `count` threads waiting on `object` after the calling thread, in the
+// rank's order; returns how many it woke.
+int wake_waiters(State state, const void* object, int count)
+{
+    int woken = 0;
+    for (int step = 1; step <= g_count && woken < count; ++step) {
+        Member& m = g_members[(t_index + step) % g_count];
+        if (m.state != state || m.object != object) continue;
+        m.state = State::Runnable;
+        m.signalled = true;
+        ++woken;
+    }
+    return woken;
+}
+
 // Public entry points run shielded from the watchdog's signal.
 struct Guard {
     bool outer = !t_in_lockstep;
@@ -460,9 +527,11 @@ Start before_create(void* (*start)(void*), void* argument)
 {
     Guard guard;
     Start plain{start, argument, -1};
-    if (!is_rank() || !zero_cpu_model() || !program_thread(start)) return plain;
+    if (!is_rank() || !zero_cpu_model()) return plain;
+    if (!on_lockstep_thread() && !(on_simulated_thread() && program_is_openshmem())) return plain;
+    // An OpenMP runtime's worker joins too, once its futex calls are the lockstep's.
+    if (!program_thread(start) && !openmp_futex::runtime_thread(start)) return plain;
     if (!on_lockstep_thread()) {
-        if (!on_simulated_thread() || !program_is_openshmem()) return plain;
         g_count = 1;
         g_members[0] = Member{};
         g_members[0].state = State::Runnable;
@@ -503,7 +572,7 @@ void learn(const wire::Reply& reply, wire::Slot& slot)
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
     if (reply.lockstep_done > g_known_done) g_known_done = reply.lockstep_done;
     if (reply.memory_writes > g_known_writes) g_known_writes = reply.memory_writes;
-    ++g_progress;
+    progressed();
     if (t_index >= 0) g_members[t_index].spinning = false;
     g_epoch.fetch_add(1, std::memory_order_relaxed);
 }
@@ -545,23 +614,16 @@ void mutex_unlocked(pthread_mutex_t* mutex)
     for (int i = 0; i < g_count; ++i)
         if (g_members[i].state == State::OnMutex && g_members[i].object == mutex) {
             g_members[i].state = State::Runnable;
-            ++g_progress;
+            progressed();
         }
 }
 
 int cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex, bool timed)
 {
     Guard guard;
-    Member& me = g_members[t_index];
-    me.state = State::OnCond;
-    me.object = cond;
-    me.timed = timed;
-    me.signalled = false;
     s4bxi_libc_mutex_unlock(mutex);
     mutex_unlocked(mutex);
-    pass_turn(t_index);
-    bool signalled = me.signalled || !timed;
-    me.timed = false;
+    bool signalled = wait_on(State::OnCond, cond, timed);
     int rc = mutex_lock(mutex);
     if (rc != 0) return rc;
     return signalled ? 0 : ETIMEDOUT;
@@ -570,14 +632,7 @@ int cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex, bool timed)
 void cond_signalled(pthread_cond_t* cond, bool all)
 {
     Guard guard;
-    // The first waiter after the signalling thread, in the rank's order.
-    for (int step = 1; step <= g_count; ++step) {
-        Member& m = g_members[(t_index + step) % g_count];
-        if (m.state != State::OnCond || m.object != cond) continue;
-        m.state = State::Runnable;
-        m.signalled = true;
-        if (!all) return;
-    }
+    wake_waiters(State::OnCond, cond, all ? g_count : 1);
 }
 
 int barrier_wait(pthread_barrier_t* barrier, unsigned count, unsigned& arrived)
@@ -618,6 +673,20 @@ int join(pthread_t thread, void** result)
     int rc = real_join(thread, result);
     end_if_alone();
     return rc;
+}
+
+long futex_wait(const uint32_t* word, uint32_t expected, bool timed)
+{
+    Guard guard;
+    // The threads in lockstep run one at a time: no other can change the word meanwhile.
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != expected) return -EAGAIN;
+    return wait_on(State::OnFutex, word, timed) ? 0 : -ETIMEDOUT;
+}
+
+int futex_wake(const uint32_t* word, int count)
+{
+    Guard guard;
+    return wake_waiters(State::OnFutex, word, count);
 }
 
 void yield()

@@ -44,9 +44,10 @@ bool shielded();
 bool active();
 
 // pthread_create: the start routine and argument to create the thread with. A thread of
-// the program's own code (its start routine is in the executable), started by a thread in
-// lockstep or by the simulated thread of an OpenSHMEM rank under the zero CPU model, joins
-// the lockstep: it waits for the turn before it runs. Others are left alone.
+// the program's own code (its start routine is in the executable) or an OpenMP runtime's
+// worker (threads/openmp_futex.hpp), started by a thread in lockstep or by the simulated
+// thread of an OpenSHMEM rank under the zero CPU model, joins the lockstep: it waits for the
+// turn before it runs. Others are left alone.
 struct Start {
     void* (*start)(void*);
     void* argument;
@@ -74,6 +75,11 @@ void cond_signalled(pthread_cond_t* cond, bool all);
 // keeps both, by barrier).
 int barrier_wait(pthread_barrier_t* barrier, unsigned count, unsigned& arrived);
 int join(pthread_t thread, void** result);
+// The OpenMP runtime's futex calls (threads/openmp_futex.cpp), as the kernel answers them:
+// futex_wait returns 0, -EAGAIN (the word is not `expected`) or -ETIMEDOUT (a timed wait,
+// when no thread of the rank can go on); futex_wake, the threads it woke.
+long futex_wait(const uint32_t* word, uint32_t expected, bool timed);
+int futex_wake(const uint32_t* word, int count);
 void yield();
 void thread_exits();
 

@@ -401,6 +401,7 @@ void dispatch(const std::vector<RankRecord*>& batch)
         if (r->request.lockstep) set_lockstep(*r, true);
         else if (!r->request.other_thread) set_lockstep(*r, false);
         r->lockstep_held_since = -1.0;
+        if (r->request.op != static_cast<uint32_t>(wire::Op::LockstepIdle)) r->lockstep_vain_since = -1.0;
         if (r->request.other_thread && !r->request.lockstep &&
             std::find(r->portals_threads.begin(), r->portals_threads.end(), r->request.tid) == r->portals_threads.end())
             r->portals_threads.push_back(r->request.tid);
@@ -511,6 +512,36 @@ void check_lockstep_holds(RankRecord& r, double now)
                                        "interposer does not know:{}",
                                        r.rank, held, describe_ranks()),
                            kExitDeadlock);
+}
+
+// A rank whose threads in lockstep can only spin waits in a LockstepIdle for a write into
+// its memory. With nothing under way in the simulation none can come: the wait ends and
+// its threads go on, at the same date. One of them may not have been spinning but
+// computing (0.25 ms of CPU time with no call: a long system call at the end of a run);
+// the rank then waited for ever, the simulation reported a deadlock. Threads that spin
+// for good come back to it: past the deadlock timeout of wall time, a deadlock.
+bool end_vain_memory_waits(double now)
+{
+    bool ended = false;
+    for (auto& rank : context().registry.ranks()) {
+        RankRecord& r = *rank;
+        if (!r.lockstep_idle || !r.waits_on_memory) continue;
+        if (r.lockstep_vain_since < 0) {
+            r.lockstep_vain_since = now;
+        } else if (now - r.lockstep_vain_since > context().config.outside_deadlock_timeout) {
+            context().outcome.fail("deadlock",
+                                   fmt::format("rank {}: its threads, in lockstep, have spun on its memory for {:.0f} s "
+                                               "of wall time with nothing under way in the simulation that could "
+                                               "write to it:{}",
+                                               r.rank, now - r.lockstep_vain_since, describe_ranks()),
+                                   kExitDeadlock);
+            return true;
+        }
+        memory_wait_over(r);
+        r.lockstep_wakeup->release();
+        ended = true;
+    }
+    return ended;
 }
 
 void stop_simulation()
@@ -648,6 +679,10 @@ void gate_actor()
                 // reports a deadlock at once: a rank whose process ended since its last
                 // look (a thread that called exit while it waited) must be seen first.
                 if (!activity_pending() && any_rank_gone()) continue;
+                if (!activity_pending() && end_vain_memory_waits(now)) {
+                    sg4::this_actor::yield();  // its proxy replies
+                    continue;
+                }
                 // A thread a rank has just started may be on its way to the call a wait
                 // waits for: the server has not heard of it yet. A main thread that waited
                 // on a counter its new threads were to increment was reported deadlocked

@@ -133,6 +133,9 @@ struct RankRecord {
     uint64_t memory_writes = 0;   // NIC writes into its memory while in lockstep (wire::Reply)
     bool lockstep_idle = false;   // its LockstepIdle request waits for one more to end
     double lockstep_held_since = -1.0;  // wall seconds since it holds time with no request
+    // Wall seconds since its threads, all spinning, first waited for a write into its memory
+    // with nothing under way in the simulation (gate.cpp: end_vain_memory_waits).
+    double lockstep_vain_since = -1.0;
 
     // Simulation side.
     simgrid::s4u::SemaphorePtr dispatch;  // the proxy waits on it for the next request

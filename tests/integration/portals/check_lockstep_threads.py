@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Threads of an OpenSHMEM rank in lockstep under the zero CPU model (lockstep_threads.c,
-docs/time.md "Threads in lockstep"): four runs, two of them beside a CPU hog, print the
-same lines (the digest of the old values the threads got, in the order of a chain through
-a mutex and a condition variable, and the simulated time the threads took) and write the
-same summary but for what depends on the host (wall time, pids, memory peaks). Without
-lockstep the threads reached the server in the order the host ran them: the digest and
-the dates differed from run to run. Each run must add up (every fetch-add counted once).
+"""Threads of an OpenSHMEM rank in lockstep under the zero CPU model (lockstep_threads.c with
+pthreads, lockstep_openmp.c with OpenMP; docs/time.md "Threads in lockstep"): four runs,
+two of them beside a CPU hog, print the same lines (the digest of the old values the
+threads got, in an order of the program's, and the simulated time the threads took) and
+write the same summary but for what depends on the host (wall time, pids, memory peaks).
+Without lockstep the threads reached the server in the order the host ran them: the digest
+and the dates differed from run to run. Each run must add up (every fetch-add counted once).
+With lockstep_threads, threads that spin for good on memory no write can reach end in a
+deadlock report (status 11) after --deadlock-timeout, not in a hang.
 
 usage: check_lockstep_threads.py LAUNCHER PROGRAM"""
 import json
@@ -15,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 launcher, program = sys.argv[1], sys.argv[2]
+PREFIX = Path(program).name + ":"  # the lines the program prints
 RUNS = 4
 HOGGED = (1, 2)  # runs beside a CPU hog
 
@@ -41,7 +44,7 @@ with tempfile.TemporaryDirectory() as scratch:
             if hog:
                 hog.kill()
                 hog.wait()
-        lines = sorted(line for line in done.stdout.splitlines() if line.startswith("lockstep_threads:"))
+        lines = sorted(line for line in done.stdout.splitlines() if line.startswith(PREFIX))
         print(f"run {run}{' (beside a CPU hog)' if run in HOGGED else ''}: status {done.returncode}")
         for line in lines:
             print("  " + line)
@@ -58,6 +61,15 @@ for run, (lines, summary) in enumerate(runs[1:], 1):
         differing = sorted(key for key in set(summary) | set(first_summary) if summary.get(key) != first_summary.get(key))
         failures.append(f"run {run} wrote another summary than run 0 ({', '.join(differing)} differ; makespans "
                         f"{summary.get('makespan')} and {first_summary.get('makespan')})")
+if PREFIX == "lockstep_threads:":
+    # Threads that spin for good, with nothing under way in the simulation: a deadlock,
+    # reported after the deadlock timeout, not a hang.
+    done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--deadlock-timeout", "2", "--timeout",
+                           "60", program, "spin-forever"], capture_output=True, text=True, timeout=120)
+    print(f"spin-forever: status {done.returncode}")
+    if done.returncode != 11 or "have spun on its memory" not in done.stderr:
+        failures.append(f"spin-forever: status {done.returncode} (expected 11, a deadlock), stderr:\n"
+                        f"{done.stderr[-2000:]}")
 if failures:
     sys.exit("FAIL:\n" + "\n".join(failures))
 print(f"ok: {RUNS} runs, {len(HOGGED)} beside a CPU hog, the same lines and the same summary")

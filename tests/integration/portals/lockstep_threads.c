@@ -12,13 +12,16 @@
  *   memory (no call: the watchdog takes the turn from it).
  * The main thread joins them and prints a digest of the log, the word its peer's threads
  * added to, and its simulated time; check_lockstep_threads.py compares runs.
- * usage: lockstep_threads (run on 2 ranks) */
+ * With the argument spin-forever, each rank's one thread spins for good on a flag no one
+ * sets: a deadlock the server must report.
+ * usage: lockstep_threads [spin-forever] (run on 2 ranks) */
 #define _POSIX_C_SOURCE 200809L
 #include <portals4.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "fetch_add.h"
@@ -71,10 +74,25 @@ static void* worker(void* arg)
     return NULL;
 }
 
-int main(void)
+/* Spins for good on a flag no one sets (the mode "spin-forever"). */
+static void* spin_forever(void* unused)
+{
+    (void)unused;
+    while (!flag_round) {
+    }
+    return NULL;
+}
+
+int main(int argc, char** argv)
 {
     int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
     shmem_init();
+    if (argc > 1 && strcmp(argv[1], "spin-forever") == 0) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, spin_forever, NULL);
+        pthread_join(thread, NULL);
+        return 0;
+    }
     peer = fetch_add_expose("lockstep_threads", rank, PID, PT, &word, &ni);
 
     pthread_barrier_init(&round_end, NULL, THREADS);
