@@ -11,6 +11,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <time.h>
 
 #include <cstdint>
@@ -80,6 +81,11 @@ int join(pthread_t thread, void** result);
 // when no thread of the rank can go on); futex_wake, the threads it woke.
 long futex_wait(const uint32_t* word, uint32_t expected, bool timed);
 int futex_wake(const uint32_t* word, int count);
+// Semaphores: sem_wait and its timed forms wait for a post instead of blocking in the
+// kernel (0, or -1 and errno: ETIMEDOUT when timed and no thread of the rank can go on);
+// sem_posted, after every successful sem_post of the rank's, from any thread.
+int sem_wait(sem_t* sem, bool timed);
+void sem_posted(sem_t* sem);
 void yield();
 void thread_exits();
 

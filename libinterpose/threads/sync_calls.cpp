@@ -1,4 +1,4 @@
-// The blocking calls of pthreads, for threads in lockstep (threads/lockstep.hpp): a thread
+// The blocking calls of pthreads and semaphores, for threads in lockstep (threads/lockstep.hpp): a thread
 // that would block gives the turn to the next thread of its rank instead, and has it back
 // once what it waits for has happened. Every other thread calls libc's, at the cost of one
 // test. glibc exports its mutex functions under a second name (__pthread_mutex_*), bound at
@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 
 #include "runtime.hpp"
 #include "threads/lockstep.hpp"
@@ -131,6 +132,21 @@ S4BXI_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier)
             return lockstep::barrier_wait(barrier, state->count, state->arrived);
     static const auto real = next_symbol<int (*)(pthread_barrier_t*)>("pthread_barrier_wait");
     return real(barrier);
+}
+
+S4BXI_EXPORT int sem_wait(sem_t* sem)
+{
+    if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, false);
+    static const auto real = next_symbol<int (*)(sem_t*)>("sem_wait");
+    return real(sem);
+}
+
+S4BXI_EXPORT int sem_post(sem_t* sem)
+{
+    static const auto real = next_symbol<int (*)(sem_t*)>("sem_post");
+    int rc = real(sem);
+    if (rc == 0 && lockstep::active()) lockstep::sem_posted(sem);
+    return rc;
 }
 
 S4BXI_EXPORT int pthread_join(pthread_t thread, void** result)

@@ -385,6 +385,8 @@ S4BXI_EXPORT int sem_timedwait(sem_t* sem, const struct timespec* abstime)
         errno = ENOSYS;
         return -1;
     }
+    // In lockstep, it times out when no other thread of the rank can go on.
+    if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, true);
     HOST_DEADLINE(CLOCK_REALTIME, abstime);
     return fn(sem, host);
 }
@@ -396,6 +398,7 @@ S4BXI_EXPORT int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespe
         errno = ENOSYS;
         return -1;
     }
+    if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, true);
     HOST_DEADLINE(clock, abstime);
     return fn(sem, clock, host);
 }

@@ -7,6 +7,8 @@
  *   both ranks' threads reach the server;
  * - a step of a chain through a mutex and a condition variable: thread t waits for its
  *   turn (turn == t), adds its old value to a log, hands the turn to the next thread;
+ * - a ring of semaphores: thread t < THREADS - 1 waits for a post of thread t + 1
+ *   (sem_wait, which must not fail), then posts for thread t - 1;
  * - a barrier of all the threads;
  * - the last thread sets a flag with a plain store and the first waits for it by reading
  *   memory (no call: the watchdog takes the turn from it).
@@ -18,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <portals4.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,7 @@ static pthread_cond_t chain_moved = PTHREAD_COND_INITIALIZER;
 static int chain_turn;
 static uint64_t digest = 1469598103934665603ull; /* FNV-1a of the old values, in chain order */
 static pthread_barrier_t round_end;
+static sem_t ring[THREADS];
 static volatile int flag_round;
 
 static void* worker(void* arg)
@@ -62,6 +66,9 @@ static void* worker(void* arg)
         chain_turn = (me + 1) % THREADS;
         pthread_cond_broadcast(&chain_moved);
         pthread_mutex_unlock(&chain_lock);
+
+        if (me < THREADS - 1 && sem_wait(&ring[me]) != 0) failed = 1;
+        if (me > 0 && sem_post(&ring[me - 1]) != 0) failed = 1;
 
         pthread_barrier_wait(&round_end);
         if (me == THREADS - 1) flag_round = round;
@@ -96,6 +103,7 @@ int main(int argc, char** argv)
     peer = fetch_add_expose("lockstep_threads", rank, PID, PT, &word, &ni);
 
     pthread_barrier_init(&round_end, NULL, THREADS);
+    for (int i = 0; i < THREADS; ++i) sem_init(&ring[i], 0, 0);
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
     pthread_t threads[THREADS];

@@ -103,5 +103,6 @@ namespace s4bxi::interpose::lockstep {
 bool on_lockstep_thread() { return false; }
 void yield() {}
 int cond_wait(pthread_cond_t*, pthread_mutex_t*, bool) { return ENOSYS; }
+int sem_wait(sem_t*, bool) { return ENOSYS; }
 bool shielded() { return false; }
 }  // namespace s4bxi::interpose::lockstep
