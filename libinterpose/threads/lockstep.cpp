@@ -44,7 +44,7 @@ enum class State : uint8_t {
     OnJoin,     // waits for member `target` to end
     OnBarrier,  // waits for `object`'s other threads
     OnFutex,    // waits for a wake-up on the futex word `object` (the OpenMP runtime's)
-    OnSemaphore,  // waits for a post of semaphore `object`
+    OnRelease,  // waits for a post or an unlock of `object` (a semaphore, a read-write lock)
     Exited,
 };
 
@@ -61,8 +61,8 @@ struct Member {
     // spin, they would have gone on (SOS's mt_lock_test spins through mutexes).
     int mutexes_held = 0;
     int budgets_holding = 0;
-    bool timed = false;      // OnCond, OnFutex, OnSemaphore: a timed wait, which ends when nothing else can run
-    bool signalled = false;  // ... ended by a signal, a wake-up or a post, not by its timeout
+    bool timed = false;      // OnCond, OnFutex, OnRelease: a timed wait, which ends when nothing else can run
+    bool signalled = false;  // ... ended by a signal, a wake-up or a release, not by its timeout
     int target = -1;
     const void* object = nullptr;
     wire::ParkedWait* wait = nullptr;
@@ -81,10 +81,10 @@ uint64_t g_known_writes = 0;      // writes into the rank's memory, as its repli
 uint64_t g_progress = 0;
 // Budgets spun since progress last moved, with no thread able to go on but spinning ones.
 int g_idle_spins = 0;
-// A semaphore was posted by a thread outside the lockstep, or within the interposer's code
-// (a signal handler): the thread with the turn lets every thread waiting on a semaphore
-// try again at its next hand-over.
-std::atomic<bool> g_foreign_posts{false};
+// A semaphore was posted or a read-write lock unlocked by a thread outside the lockstep, or
+// within the interposer's code (a signal handler): the thread with the turn lets every
+// thread waiting for a release try again at its next hand-over.
+std::atomic<bool> g_foreign_releases{false};
 // Moves at each reply and each hand-over: the watchdog's budget of CPU time counts from its
 // last move.
 std::atomic<uint64_t> g_epoch{0};
@@ -188,7 +188,7 @@ void wait_for_any()
     bool timed_out = false;
     for (int i = 0; i < g_count; ++i) {
         Member& m = g_members[i];
-        if ((m.state == State::OnCond || m.state == State::OnFutex || m.state == State::OnSemaphore) && m.timed) {
+        if ((m.state == State::OnCond || m.state == State::OnFutex || m.state == State::OnRelease) && m.timed) {
             m.state = State::Runnable;
             timed_out = true;
         }
@@ -211,9 +211,9 @@ void pass_turn(int me, bool leaving = false, bool spun = false)
     // A thread that blocks, yields or ends may have changed what the others wait for.
     if (!spun) progressed();
     while (true) {
-        if (g_foreign_posts.exchange(false, std::memory_order_acq_rel))
+        if (g_foreign_releases.exchange(false, std::memory_order_acq_rel))
             for (int i = 0; i < g_count; ++i)
-                if (g_members[i].state == State::OnSemaphore) g_members[i].state = State::Runnable;
+                if (g_members[i].state == State::OnRelease) g_members[i].state = State::Runnable;
         int next = next_after(me);
         if (next < 0 && spun && me == 0 && g_idle_spins < kIdleSpins && next_spinner_after(me) == me) {
             ++g_idle_spins;
@@ -697,31 +697,27 @@ int futex_wake(const uint32_t* word, int count)
     return wake_waiters(State::OnFutex, word, count);
 }
 
-int sem_wait(sem_t* sem, bool timed)
+int take_when_released(void* object, bool timed, int (*try_take)(void*))
 {
     Guard guard;
-    static const auto real_trywait = reinterpret_cast<int (*)(sem_t*)>(dlsym(RTLD_NEXT, "sem_trywait"));
     while (true) {
-        if (real_trywait(sem) == 0) return 0;
-        if (errno != EAGAIN) return -1;
-        if (!wait_on(State::OnSemaphore, sem, timed)) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
+        int rc = try_take(object);
+        if (rc != EAGAIN && rc != EBUSY) return rc;
+        if (!wait_on(State::OnRelease, object, timed)) return ETIMEDOUT;
     }
 }
 
-void sem_posted(sem_t* sem)
+void released(const void* object)
 {
     bool holder = on_lockstep_thread() && !t_in_lockstep &&
                   static_cast<int>(g_turn.load(std::memory_order_acquire)) == t_index;
     if (!holder) {
-        g_foreign_posts.store(true, std::memory_order_release);
+        g_foreign_releases.store(true, std::memory_order_release);
         return;
     }
     Guard guard;
-    // Every waiter tries again, in the rank's order: the first takes the post.
-    if (wake_waiters(State::OnSemaphore, sem, g_count) > 0) progressed();
+    // Every waiter tries again, in the rank's order: the first takes what it can.
+    if (wake_waiters(State::OnRelease, object, g_count) > 0) progressed();
 }
 
 void yield()

@@ -81,11 +81,18 @@ int join(pthread_t thread, void** result);
 // when no thread of the rank can go on); futex_wake, the threads it woke.
 long futex_wait(const uint32_t* word, uint32_t expected, bool timed);
 int futex_wake(const uint32_t* word, int count);
-// Semaphores: sem_wait and its timed forms wait for a post instead of blocking in the
-// kernel (0, or -1 and errno: ETIMEDOUT when timed and no thread of the rank can go on);
-// sem_posted, after every successful sem_post of the rank's, from any thread.
+// Semaphores and read-write locks: a thread in lockstep that finds `object` taken
+// (`try_take(object)` returns EAGAIN or EBUSY) waits for a thread to release it instead of
+// blocking in the kernel, then tries again. Returns try_take's 0 or error, or ETIMEDOUT
+// when `timed` and no thread of the rank can go on. `released`: after every successful
+// sem_post or read-write unlock of the rank's, from any thread.
+int take_when_released(void* object, bool timed, int (*try_take)(void*));
+void released(const void* object);
+// sem_wait and its timed forms for a thread in lockstep (threads/sync_calls.cpp): 0, or -1
+// and errno.
 int sem_wait(sem_t* sem, bool timed);
-void sem_posted(sem_t* sem);
+// pthread_rwlock_{rd,wr}lock and their timed forms (threads/sync_calls.cpp).
+int rwlock_lock(pthread_rwlock_t* lock, bool write, bool timed);
 void yield();
 void thread_exits();
 

@@ -1,6 +1,6 @@
-// The blocking calls of pthreads and semaphores, for threads in lockstep (threads/lockstep.hpp): a thread
-// that would block gives the turn to the next thread of its rank instead, and has it back
-// once what it waits for has happened. Every other thread calls libc's, at the cost of one
+// The blocking calls of pthreads and semaphores, for threads in lockstep
+// (threads/lockstep.hpp): a thread that would block gives the turn to the next thread of
+// its rank instead, and has it back once what it waits for has happened. Every other thread calls libc's, at the cost of one
 // test. glibc exports its mutex functions under a second name (__pthread_mutex_*), bound at
 // link time: these are called from the first instant of a process, before any lookup.
 #include <dlfcn.h>
@@ -134,6 +134,26 @@ S4BXI_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier)
     return real(barrier);
 }
 
+int lockstep::sem_wait(sem_t* sem, bool timed)
+{
+    static const auto real_trywait = next_symbol<int (*)(sem_t*)>("sem_trywait");
+    int rc = take_when_released(sem, timed,
+                                [](void* object) { return real_trywait(static_cast<sem_t*>(object)) == 0 ? 0 : errno; });
+    if (rc == 0) return 0;
+    errno = rc;
+    return -1;
+}
+
+int lockstep::rwlock_lock(pthread_rwlock_t* lock, bool write, bool timed)
+{
+    using Try = int (*)(pthread_rwlock_t*);
+    static const auto try_read = next_symbol<Try>("pthread_rwlock_tryrdlock");
+    static const auto try_write = next_symbol<Try>("pthread_rwlock_trywrlock");
+    auto read = [](void* object) { return try_read(static_cast<pthread_rwlock_t*>(object)); };
+    auto written = [](void* object) { return try_write(static_cast<pthread_rwlock_t*>(object)); };
+    return write ? take_when_released(lock, timed, written) : take_when_released(lock, timed, read);
+}
+
 S4BXI_EXPORT int sem_wait(sem_t* sem)
 {
     if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, false);
@@ -145,7 +165,29 @@ S4BXI_EXPORT int sem_post(sem_t* sem)
 {
     static const auto real = next_symbol<int (*)(sem_t*)>("sem_post");
     int rc = real(sem);
-    if (rc == 0 && lockstep::active()) lockstep::sem_posted(sem);
+    if (rc == 0 && lockstep::active()) lockstep::released(sem);
+    return rc;
+}
+
+S4BXI_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t* lock)
+{
+    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, false);
+    static const auto real = next_symbol<int (*)(pthread_rwlock_t*)>("pthread_rwlock_rdlock");
+    return real(lock);
+}
+
+S4BXI_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t* lock)
+{
+    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, false);
+    static const auto real = next_symbol<int (*)(pthread_rwlock_t*)>("pthread_rwlock_wrlock");
+    return real(lock);
+}
+
+S4BXI_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t* lock)
+{
+    static const auto real = next_symbol<int (*)(pthread_rwlock_t*)>("pthread_rwlock_unlock");
+    int rc = real(lock);
+    if (rc == 0 && lockstep::active()) lockstep::released(lock);
     return rc;
 }
 

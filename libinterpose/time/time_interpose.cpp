@@ -348,6 +348,7 @@ S4BXI_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* lock, const struct
 {
     auto fn = REAL(pthread_rwlock_timedrdlock, int (*)(pthread_rwlock_t*, const timespec*));
     if (!fn) return ENOSYS;
+    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, true);
     HOST_DEADLINE(CLOCK_REALTIME, abstime);
     return fn(lock, host);
 }
@@ -356,6 +357,7 @@ S4BXI_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* lock, const struct
 {
     auto fn = REAL(pthread_rwlock_timedwrlock, int (*)(pthread_rwlock_t*, const timespec*));
     if (!fn) return ENOSYS;
+    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, true);
     HOST_DEADLINE(CLOCK_REALTIME, abstime);
     return fn(lock, host);
 }
@@ -365,6 +367,7 @@ S4BXI_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t* lock, clockid_t cl
 {
     auto fn = REAL(pthread_rwlock_clockrdlock, int (*)(pthread_rwlock_t*, clockid_t, const timespec*));
     if (!fn) return ENOSYS;
+    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, true);
     HOST_DEADLINE(clock, abstime);
     return fn(lock, clock, host);
 }
@@ -374,6 +377,7 @@ S4BXI_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t* lock, clockid_t cl
 {
     auto fn = REAL(pthread_rwlock_clockwrlock, int (*)(pthread_rwlock_t*, clockid_t, const timespec*));
     if (!fn) return ENOSYS;
+    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, true);
     HOST_DEADLINE(clock, abstime);
     return fn(lock, clock, host);
 }

@@ -4,7 +4,8 @@
  * OpenSHMEM program. Each of the 2 ranks starts THREADS threads that do, ROUNDS times:
  * - a fetch-add of 1 on a counter word of the other rank, waiting for the reply
  *   (PtlCTWait, parked): the old value each thread gets depends on the order in which
- *   both ranks' threads reach the server;
+ *   both ranks' threads reach the server; thread 0 holds a read-write lock for writing
+ *   meanwhile, which the others take for reading (and let go) before theirs;
  * - a step of a chain through a mutex and a condition variable: thread t waits for its
  *   turn (turn == t), adds its old value to a log, hands the turn to the next thread;
  * - a ring of semaphores: thread t < THREADS - 1 waits for a post of thread t + 1
@@ -49,6 +50,7 @@ static int chain_turn;
 static uint64_t digest = 1469598103934665603ull; /* FNV-1a of the old values, in chain order */
 static pthread_barrier_t round_end;
 static sem_t ring[THREADS];
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static volatile int flag_round;
 
 static void* worker(void* arg)
@@ -57,8 +59,11 @@ static void* worker(void* arg)
     struct fetch_add f;
     fetch_add_bind(ni, &f);
     for (int round = 1; round <= ROUNDS; ++round) {
+        if ((me == 0 ? pthread_rwlock_wrlock(&rw) : pthread_rwlock_rdlock(&rw)) != 0) failed = 1;
+        if (me != 0 && pthread_rwlock_unlock(&rw) != 0) failed = 1;
         if (!fetch_add_round(&f, peer, PT, (ptl_size_t)round)) failed = 1;
         uint64_t old = f.old;
+        if (me == 0 && pthread_rwlock_unlock(&rw) != 0) failed = 1;
 
         pthread_mutex_lock(&chain_lock);
         while (chain_turn != me) pthread_cond_wait(&chain_moved, &chain_lock);

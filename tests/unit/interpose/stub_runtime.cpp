@@ -104,5 +104,6 @@ bool on_lockstep_thread() { return false; }
 void yield() {}
 int cond_wait(pthread_cond_t*, pthread_mutex_t*, bool) { return ENOSYS; }
 int sem_wait(sem_t*, bool) { return ENOSYS; }
+int rwlock_lock(pthread_rwlock_t*, bool, bool) { return ENOSYS; }
 bool shielded() { return false; }
 }  // namespace s4bxi::interpose::lockstep
