@@ -44,6 +44,7 @@ const std::vector<EnvDefault>& env_defaults()
         {"S4BXI_CPU_FACTOR", "--cpu-factor"},
         {"S4BXI_CPU_THRESHOLD", "--cpu-threshold"},
         {"S4BXI_MEMORY_WAITS", "--memory-waits"},
+        {"S4BXI_LOCKSTEP", "--lockstep"},
         {"S4BXI_TIMEOUT", "--timeout"},
         {"S4BXI_DEADLOCK_TIMEOUT", "--deadlock-timeout"},
         {"S4BXI_SERVICE_RANKS", "--service-ranks"},
@@ -145,6 +146,10 @@ Options:
                         for 5 ms of CPU waits on its memory, and simulated
                         time runs to the next write into it: auto (OpenSHMEM
                         programs), on, off (default auto)
+      --lockstep W      zero CPU model: the threads a rank starts run one at a
+                        time, in an order of the rank's own, so that a threaded
+                        run is the same every time: auto (OpenSHMEM programs),
+                        on, off (default auto)
       --service-ranks LIST
                         ranks whose messages use the NICs' service virtual
                         networks, e.g. 0 or 0,4-7 (default: none)
@@ -182,15 +187,15 @@ Options:
 
 Environment:
   S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
-  S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_SERVICE_RANKS, S4BXI_TIMEOUT,
-  S4BXI_DEADLOCK_TIMEOUT and S4BXI_LOG_LEVEL give defaults for the options of
-  the same name; options win. The model's knobs have variables of their own
-  (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS, S4BXI_E2E_OFF,
-  S4BXI_MAX_RETRIES, S4BXI_RETRY_TIMEOUT, S4BXI_MAX_INFLIGHT_TO_TARGET,
-  S4BXI_MAX_INFLIGHT_TO_PROCESS, S4BXI_LOG_FOLDER, S4BXI_LOG_COMPUTATION, and
-  S4BXI_<KEY> for the other keys, e.g. S4BXI_BXI_LINK_LATENCY): they override
-  the platform file, --set overrides them; --print-config lists them all. Any
-  other S4BXI_* variable is an error.
+  S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_LOCKSTEP, S4BXI_SERVICE_RANKS,
+  S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT and S4BXI_LOG_LEVEL give defaults for
+  the options of the same name; options win. The model's knobs have variables of
+  their own (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS,
+  S4BXI_E2E_OFF, S4BXI_MAX_RETRIES, S4BXI_RETRY_TIMEOUT,
+  S4BXI_MAX_INFLIGHT_TO_TARGET, S4BXI_MAX_INFLIGHT_TO_PROCESS, S4BXI_LOG_FOLDER,
+  S4BXI_LOG_COMPUTATION, and S4BXI_<KEY> for the other keys, e.g.
+  S4BXI_BXI_LINK_LATENCY): they override the platform file, --set overrides
+  them; --print-config lists them all. Any other S4BXI_* variable is an error.
 
 Exit status:
   the command's status (spawn mode: the first non-zero rank status, 128+signal
@@ -211,6 +216,7 @@ namespace {
 
 struct Raw {
     std::string memory_waits;
+    std::string lockstep;
     std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout, log_level, summary,
         service_ranks;
     std::string simkernel, preload, trace, timeline, paje, timeline_filter;
@@ -254,7 +260,7 @@ struct Checker {
         else fail(where, value, "'measured' or 'zero'");
     }
 
-    void memory_waits(const std::string& where, const std::string& value, std::string& out)
+    void auto_on_off(const std::string& where, const std::string& value, std::string& out)
     {
         if (value == "auto" || value == "on" || value == "off") out = value;
         else fail(where, value, "'auto', 'on' or 'off'");
@@ -318,7 +324,7 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
 {
     static const std::vector<std::string_view> with_value = {
         "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
-        "--cpu-factor", "--cpu-threshold", "--memory-waits", "--timeout", "--deadlock-timeout", "--service-ranks",
+        "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout", "--service-ranks",
         "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline", "--paje",
         "--timeline-filter"};
     for (size_t i = 0; i < args.size(); ++i) {
@@ -347,6 +353,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     CLI::Option* cpu_factor = app.add_option("--cpu-factor", raw.cpu_factor);
     CLI::Option* cpu_threshold = app.add_option("--cpu-threshold", raw.cpu_threshold);
     CLI::Option* memory_waits = app.add_option("--memory-waits", raw.memory_waits);
+    CLI::Option* lockstep = app.add_option("--lockstep", raw.lockstep);
     CLI::Option* timeout = app.add_option("--timeout", raw.timeout);
     CLI::Option* deadlock_timeout = app.add_option("--deadlock-timeout", raw.deadlock_timeout);
     CLI::Option* service_ranks = app.add_option("--service-ranks", raw.service_ranks);
@@ -364,8 +371,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--keep-run-dir", raw.keep);
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
-    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, timeout,
-                                deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks, timeline,
+    for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, lockstep,
+                                timeout, deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks, timeline,
                                 paje, timeline_filter})
         option->take_last();
 
@@ -405,8 +412,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     for (const auto& [name, value] : env)
         if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
             return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
-                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_TIMEOUT, "
-                                     "S4BXI_DEADLOCK_TIMEOUT, "
+                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_LOCKSTEP, "
+                                     "S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT, "
                                      "S4BXI_LOG_LEVEL, and the model's knobs listed by s4bxi-launch --print-config)",
                                      name));
 
@@ -462,7 +469,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     if (auto v = from_env("S4BXI_CPU_FACTOR")) check.real("S4BXI_CPU_FACTOR", *v, true, options.cpu_factor);
     if (auto v = from_env("S4BXI_CPU_THRESHOLD"))
         check.real("S4BXI_CPU_THRESHOLD", *v, false, options.cpu_threshold);
-    if (auto v = from_env("S4BXI_MEMORY_WAITS")) check.memory_waits("S4BXI_MEMORY_WAITS", *v, options.memory_waits);
+    if (auto v = from_env("S4BXI_MEMORY_WAITS")) check.auto_on_off("S4BXI_MEMORY_WAITS", *v, options.memory_waits);
+    if (auto v = from_env("S4BXI_LOCKSTEP")) check.auto_on_off("S4BXI_LOCKSTEP", *v, options.lockstep);
     if (auto v = from_env("S4BXI_TIMEOUT")) check.real("S4BXI_TIMEOUT", *v, false, options.timeout);
     if (auto v = from_env("S4BXI_DEADLOCK_TIMEOUT"))
         check.real("S4BXI_DEADLOCK_TIMEOUT", *v, true, options.deadlock_timeout);
@@ -479,7 +487,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     if (cpu_model->count()) check.cpu_model("--cpu-model", raw.cpu_model, options.cpu_model);
     if (cpu_factor->count()) check.real("--cpu-factor", raw.cpu_factor, true, options.cpu_factor);
     if (cpu_threshold->count()) check.real("--cpu-threshold", raw.cpu_threshold, false, options.cpu_threshold);
-    if (memory_waits->count()) check.memory_waits("--memory-waits", raw.memory_waits, options.memory_waits);
+    if (memory_waits->count()) check.auto_on_off("--memory-waits", raw.memory_waits, options.memory_waits);
+    if (lockstep->count()) check.auto_on_off("--lockstep", raw.lockstep, options.lockstep);
     if (timeout->count()) check.real("--timeout", raw.timeout, false, options.timeout);
     if (deadlock_timeout->count())
         check.real("--deadlock-timeout", raw.deadlock_timeout, true, options.deadlock_timeout);

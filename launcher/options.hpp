@@ -30,6 +30,7 @@ struct Options {
     double cpu_factor = 1.0;
     double cpu_threshold = 1e-9;
     std::string memory_waits = "auto";  // auto, on, off (docs/time.md "Waiting on memory")
+    std::string lockstep = "auto";      // auto, on, off (docs/time.md "Threads in lockstep")
     double timeout = 0.0;  // wall-clock seconds; 0 = no limit
     // Wall-clock seconds without progress before the server reports a deadlock: a rank
     // blocked outside the simulation holding the others (polls in vain: 10 s at most).

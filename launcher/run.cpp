@@ -249,6 +249,7 @@ bool Supervisor::start_server()
         "--cpu-factor", fmt::format("{}", o.cpu_factor),
         "--cpu-threshold", fmt::format("{}", o.cpu_threshold),
         "--memory-waits", o.memory_waits,
+        "--lockstep", o.lockstep,
         "--log-level", std::string(to_string(o.log_level)),
         "--deadlock-timeout", fmt::format("{}", o.deadlock_timeout),
         "--summary-out", summary_path_,

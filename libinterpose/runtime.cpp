@@ -159,8 +159,7 @@ void finalize_at_exit(int status, void*)
     finish_rank(status);
 }
 
-// What the server needs to know of the program: an OpenSHMEM program may wait on its own
-// memory.
+// What the server needs to know of the program (OpenSHMEM: memory waits, threads in lockstep).
 uint32_t program_flags()
 {
     return program_is_openshmem() ? wire::kHelloOpenShmem : 0;
@@ -256,8 +255,7 @@ void register_rank()
     g_state.ledger.published(g_state.slot->threads_clock_offset_ns.load(std::memory_order_relaxed));
     g_state.active = true;
 
-    // The listener fd of the direct-syscall trap goes to the server, which serves it. A
-    // filter survives exec, so an exec'd rank already has one.
+    // The direct-syscall trap's listener goes to the server (an exec'd rank has one: it survives).
     int listener = rank_pid ? -1 : install_time_trap();
     int32_t kind = listener >= 0 ? 1 : 0;
     if (!send_fd(g_state.socket_fd, &kind, sizeof kind, listener)) fatal("registration failed: cannot send the trap");
@@ -315,6 +313,11 @@ bool zero_cpu_model()
     return g_state.welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero);
 }
 
+bool threads_lockstep()
+{
+    return g_state.welcome.threads_lockstep != 0;
+}
+
 uint64_t requests_made()
 {
     return t_requests;
@@ -365,9 +368,8 @@ double real_monotonic()
 
 int64_t host_monotonic_ns()
 {
-    // libc's own clock_gettime reads the vDSO: no syscall, so our seccomp trap (which
-    // answers direct clock syscalls with virtual time) never sees it. Resolved at
-    // registration, before any reading.
+    // libc's own clock_gettime reads the vDSO: no syscall, which the seccomp trap would answer
+    // with virtual time. Resolved at registration, before any reading.
     ClockGettime libc_clock_gettime = g_libc_clock_gettime.load(std::memory_order_relaxed);
     if (!libc_clock_gettime) {
         libc_clock_gettime = reinterpret_cast<ClockGettime>(dlsym(RTLD_NEXT, "clock_gettime"));

@@ -32,6 +32,8 @@ wire::Mirror* entry_mirror(uint64_t& replies);
 
 // The run uses --cpu-model zero (simulated times reproducible run to run).
 bool zero_cpu_model();
+// The server lets this rank's threads run in lockstep (--lockstep; libinterpose/threads/).
+bool threads_lockstep();
 
 // How many requests the calling thread has made (call()), whether the server or the
 // process itself answered them.

@@ -31,9 +31,18 @@ struct Config {
     double blocked_window = 0.02;       // wall seconds without CPU progress = blocked outside
     double outside_deadlock_timeout = 300.0;  // wall seconds a blocked-outside rank may hold everyone
     double epoch = 1700000000.0;        // CLOCK_REALTIME at simulated time 0
-    // Zero CPU model: may a rank that computes without Portals calls be waiting on its
-    // memory (memory_waits.hpp)? Auto: OpenSHMEM programs only.
-    enum class MemoryWaits { Auto, On, Off } memory_waits = MemoryWaits::Auto;
+    // Rules of the zero CPU model, for which ranks: Auto, OpenSHMEM programs only.
+    enum class ForRanks { Auto, On, Off };
+    // May a rank that computes without Portals calls be waiting on its memory
+    // (memory_waits.hpp)?
+    ForRanks memory_waits = ForRanks::Auto;
+    // May the threads of a rank run in lockstep (libinterpose/threads/)?
+    ForRanks lockstep = ForRanks::Auto;
+    // Whether `rule` applies to a rank (`openshmem`: the program is an OpenSHMEM one).
+    bool applies(ForRanks rule, bool openshmem) const
+    {
+        return cpu_model == wire::CpuModel::Zero && (rule == ForRanks::On || (rule == ForRanks::Auto && openshmem));
+    }
 };
 
 // How the run ended. The first failure recorded wins.

@@ -15,6 +15,7 @@ int main(int argc, char** argv)
     s4bxi::sim::Overrides& overrides = s4bxi::sim::command_line_overrides();
     std::string cpu_model = "measured";
     std::string memory_waits = "auto";
+    std::string lockstep = "auto";
     bool print_config = false;
     CLI::App app{"s4bxi simulation server (started by s4bxi-launch)"};
     CLI::Option* run_dir = app.add_option("--run-dir", config.run_dir, "private run directory");
@@ -26,6 +27,8 @@ int main(int argc, char** argv)
     app.add_option("--cpu-threshold", config.cpu_threshold, "compute shorter than this is ignored (s)")->check(CLI::NonNegativeNumber);
     app.add_option("--memory-waits", memory_waits, "zero CPU model: a rank computing with no Portals call may wait on "
                    "its memory: auto (OpenSHMEM programs), on, off")->check(CLI::IsMember({"auto", "on", "off"}));
+    app.add_option("--lockstep", lockstep, "zero CPU model: the threads of a rank run one at a time, in an order of "
+                   "its own: auto (OpenSHMEM programs), on, off")->check(CLI::IsMember({"auto", "on", "off"}));
     app.add_option("--service-ranks", config.service_ranks, "ranks whose messages use the service VNs")
         ->delimiter(',')
         ->check(CLI::NonNegativeNumber);
@@ -83,7 +86,11 @@ int main(int argc, char** argv)
         }
     }
     config.cpu_model = cpu_model == "zero" ? s4bxi::wire::CpuModel::Zero : s4bxi::wire::CpuModel::Measured;
-    using MemoryWaits = s4bxi::sim::Config::MemoryWaits;
-    config.memory_waits = memory_waits == "on" ? MemoryWaits::On : memory_waits == "off" ? MemoryWaits::Off : MemoryWaits::Auto;
+    using ForRanks = s4bxi::sim::Config::ForRanks;
+    auto for_ranks = [](const std::string& word) {
+        return word == "on" ? ForRanks::On : word == "off" ? ForRanks::Off : ForRanks::Auto;
+    };
+    config.memory_waits = for_ranks(memory_waits);
+    config.lockstep = for_ranks(lockstep);
     return s4bxi::sim::run_server(std::move(config));
 }

@@ -179,9 +179,9 @@ void Server::accept_rank(int fd)
     record->core = static_cast<uint32_t>(hello.rank % config.ppn) % spec_.cores_per_node;
     record->core_to_itself = static_cast<uint32_t>(config.ppn) <= spec_.cores_per_node;
     record->node_name = fmt::format("node{}", nid);
-    record->memory_waits = config.cpu_model == wire::CpuModel::Zero &&
-                           (config.memory_waits == Config::MemoryWaits::On ||
-                            (config.memory_waits == Config::MemoryWaits::Auto && (hello.flags & wire::kHelloOpenShmem)));
+    bool openshmem = hello.flags & wire::kHelloOpenShmem;
+    record->memory_waits = config.applies(config.memory_waits, openshmem);
+    record->threads_lockstep = config.applies(config.lockstep, openshmem);
     record->service_mode = std::find(config.service_ranks.begin(), config.service_ranks.end(), hello.rank) !=
                            config.service_ranks.end();
 

@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 16;
+inline constexpr uint32_t kVersion = 17;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -51,6 +51,7 @@ struct Welcome {
     // this much memory (Delivery).
     uint64_t copy_once_from;
     uint32_t cpu_model;   // CpuModel
+    uint32_t threads_lockstep;  // 1: the rank's threads may run in lockstep (--lockstep)
     double cpu_factor;
     double cpu_threshold;  // seconds; compute below it is ignored
     double epoch;          // seconds since 1970 at simulated time 0 (for CLOCK_REALTIME)

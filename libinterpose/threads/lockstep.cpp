@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "identity/program_kind.hpp"
 #include "runtime.hpp"
 #include "threads/openmp_futex.hpp"
 #include "time/seccomp_filter.hpp"
@@ -535,8 +534,8 @@ Start before_create(void* (*start)(void*), void* argument)
 {
     Guard guard;
     Start plain{start, argument, -1};
-    if (!is_rank() || !zero_cpu_model()) return plain;
-    if (!on_lockstep_thread() && !(on_simulated_thread() && program_is_openshmem())) return plain;
+    if (!is_rank() || !threads_lockstep()) return plain;
+    if (!on_lockstep_thread() && !on_simulated_thread()) return plain;
     // An OpenMP runtime's worker joins too, once its futex calls are the lockstep's.
     if (!program_thread(start) && !openmp_futex::runtime_thread(start)) return plain;
     if (!on_lockstep_thread()) {

@@ -1,7 +1,7 @@
-// Lockstep threads: the threads of an OpenSHMEM rank, under the zero CPU model, run one at
-// a time, and hand the turn to each other in an order of the rank's own, so that their
-// Portals calls reach the server in the same order in every run (docs/time.md "Threads in
-// lockstep"). The thread that has the turn runs until it blocks: in a Portals wait (which
+// Lockstep threads: the threads of a rank (by default an OpenSHMEM one; --lockstep), under
+// the zero CPU model, run one at a time, and hand the turn to each other in an order of the
+// rank's own, so that their Portals calls reach the server in the same order in every run
+// (docs/time.md "Threads in lockstep"). The thread that has the turn runs until it blocks: in a Portals wait (which
 // the server parks), on a mutex, a condition variable, a barrier, a join, or it yields or
 // ends. The turn then goes to the next thread, in the order they were created, that can go
 // on; a thread in a Portals wait can once a reply of the server has counted its wait as
@@ -47,8 +47,9 @@ bool active();
 // pthread_create: the start routine and argument to create the thread with. A thread of
 // the program's own code (its start routine is in the executable) or an OpenMP runtime's
 // worker (threads/openmp_futex.hpp), started by a thread in lockstep or by the simulated
-// thread of an OpenSHMEM rank under the zero CPU model, joins the lockstep: it waits for the
-// turn before it runs. Others are left alone.
+// thread of a rank the server lets run in lockstep (threads_lockstep(): by default an
+// OpenSHMEM rank under the zero CPU model; --lockstep), joins the lockstep: it waits for
+// the turn before it runs. Others are left alone.
 struct Start {
     void* (*start)(void*);
     void* argument;

@@ -52,6 +52,7 @@ wire::Welcome make_welcome(const RankRecord& rank, uint32_t node_count)
     welcome.ptracer_pid = parent > 1 ? parent : getpid();
     welcome.copy_once_from = copy_once_from();
     welcome.cpu_model = static_cast<uint32_t>(config.cpu_model);
+    welcome.threads_lockstep = rank.threads_lockstep ? 1 : 0;
     welcome.cpu_factor = config.cpu_factor;
     welcome.cpu_threshold = config.cpu_threshold;
     welcome.epoch = config.epoch;
@@ -76,9 +77,9 @@ SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
     rank.thread_cpu = ThreadCpuClock(rank.pid, rank.tid);
     // The new image may be an OpenSHMEM program (a wrapper exec'd it).
     const Config& config = context().config;
-    if (config.cpu_model == wire::CpuModel::Zero && config.memory_waits == Config::MemoryWaits::Auto &&
-        (hello.flags & wire::kHelloOpenShmem))
-        rank.memory_waits = true;
+    bool openshmem = hello.flags & wire::kHelloOpenShmem;
+    rank.memory_waits = rank.memory_waits || config.applies(config.memory_waits, openshmem);
+    rank.threads_lockstep = rank.threads_lockstep || config.applies(config.lockstep, openshmem);
     if (!send_welcome(rank.socket_fd, make_welcome(rank, node_count), rank.slot.fd, context().doorbell.fd))
         return SocketStatus::Closed;
     int trap = receive_trap(rank.socket_fd);

@@ -120,6 +120,7 @@ struct RankRecord {
     // page faults of its simulated thread when the gate first looked at the budget that
     // began at CPU time memory_fault_window.
     bool memory_waits = false;
+    bool threads_lockstep = false;  // its threads may run in lockstep (Config::lockstep)
     bool waits_on_memory = false;
     uint64_t memory_budget_base_ns = 0;
     uint64_t memory_fault_window = UINT64_MAX;

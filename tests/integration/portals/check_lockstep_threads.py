@@ -9,14 +9,17 @@ and the dates differed from run to run. Each run must add up (every fetch-add co
 With lockstep_threads, threads that spin for good on memory no write can reach end in a
 deadlock report (status 11) after --deadlock-timeout, not in a hang.
 
-usage: check_lockstep_threads.py LAUNCHER PROGRAM"""
+A program that is not an OpenSHMEM one (joined_threads.c) runs with --lockstep on among
+the launcher options given after it.
+
+usage: check_lockstep_threads.py LAUNCHER PROGRAM [LAUNCHER_OPTION...]"""
 import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-launcher, program = sys.argv[1], sys.argv[2]
+launcher, program, options = sys.argv[1], sys.argv[2], sys.argv[3:]
 PREFIX = Path(program).name + ":"  # the lines the program prints
 RUNS = 4
 HOGGED = (1, 2)  # runs beside a CPU hog
@@ -39,7 +42,7 @@ with tempfile.TemporaryDirectory() as scratch:
         hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if run in HOGGED else None
         try:
             done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "90", "--summary",
-                                   str(summary_path), program], capture_output=True, text=True, timeout=150)
+                                   str(summary_path)] + options + [program], capture_output=True, text=True, timeout=150)
         finally:
             if hog:
                 hog.kill()
