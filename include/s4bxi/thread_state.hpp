@@ -20,14 +20,35 @@ inline bool read_thread_file(int pid, int tid, const char* name, char* text, siz
     return true;
 }
 
+// What follows the command name in a thread's stat text (the name may hold spaces and
+// parentheses): " S ...", from the space before the state (field 3) on; nullptr if the
+// text is no stat line.
+inline const char* stat_after_name(const char* text)
+{
+    const char* end = std::strrchr(text, ')');
+    return end && end[1] == ' ' ? end + 1 : nullptr;
+}
+
+// The page faults, minor and major (fields 10 and 12), in a thread's stat text; false if
+// they cannot be read.
+inline bool stat_page_faults(const char* text, unsigned long long& faults)
+{
+    const char* fields = stat_after_name(text);
+    unsigned long long minor = 0, major = 0;
+    if (!fields || std::sscanf(fields, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minor, &major) != 2)
+        return false;
+    faults = minor + major;
+    return true;
+}
+
 // The scheduler state of a thread ('R' running or runnable, 'S' sleeping, 'D'
 // uninterruptible, 'T'/'t' stopped...), or '\0' when it cannot be read.
 inline char thread_state(int pid, int tid)
 {
     char text[512];
     if (!read_thread_file(pid, tid, "stat", text, sizeof text)) return '\0';
-    const char* state = std::strrchr(text, ')');  // the command name may hold spaces
-    return state && state[1] == ' ' ? state[2] : '\0';
+    const char* fields = stat_after_name(text);
+    return fields ? fields[1] : '\0';
 }
 
 // True when the thread sleeps in a syscall held by a seccomp filter for its supervisor

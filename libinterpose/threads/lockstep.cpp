@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "runtime.hpp"
+#include "s4bxi/thread_state.hpp"
 #include "threads/openmp_futex.hpp"
 #include "time/seccomp_filter.hpp"
 
@@ -338,11 +339,11 @@ void leave_shield()
     preempt_now();
 }
 
-// The thread's state letter and its page faults (minor and major), from
-// /proc/self/task/TID/stat; false if it could not be read.
-bool thread_stat(pid_t tid, char& state, uint64_t& faults)
+// The text of /proc/self/task/TID/stat into `text`; false if it could not be read. With
+// open and read, not read_thread_file's stdio: no allocation in the watchdog.
+bool read_stat(pid_t tid, char (&text)[512])
 {
-    char path[64], text[512];
+    char path[64];
     std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
@@ -350,29 +351,22 @@ bool thread_stat(pid_t tid, char& state, uint64_t& faults)
     close(fd);
     if (n <= 0) return false;
     text[n] = '\0';
-    const char* end = std::strrchr(text, ')');
-    if (!end || end[1] != ' ') return false;
-    state = end[2];
-    // After the state: ppid pgrp session tty_nr tpgid flags minflt cminflt majflt.
-    unsigned long minflt = 0, majflt = 0;
-    if (std::sscanf(end + 4, "%*d %*d %*d %*d %*d %*u %lu %*u %lu", &minflt, &majflt) != 2) return false;
-    faults = minflt + majflt;
     return true;
 }
 
 bool asleep(pid_t tid)
 {
-    char state = 0;
-    uint64_t faults = 0;
-    return thread_stat(tid, state, faults) && (state == 'S' || state == 'D');
+    char text[512];
+    const char* fields = read_stat(tid, text) ? stat_after_name(text) : nullptr;
+    return fields && (fields[1] == 'S' || fields[1] == 'D');
 }
 
 // The thread's page faults, or UINT64_MAX if unknown.
 uint64_t page_faults(pid_t tid)
 {
-    char state = 0;
-    uint64_t faults = 0;
-    return thread_stat(tid, state, faults) ? faults : UINT64_MAX;
+    char text[512];
+    unsigned long long faults = 0;
+    return read_stat(tid, text) && stat_page_faults(text, faults) ? faults : UINT64_MAX;
 }
 
 int64_t cpu_ns(clockid_t clock)

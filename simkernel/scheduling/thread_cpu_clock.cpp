@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "s4bxi/thread_state.hpp"
+
 namespace s4bxi::sim {
 
 ThreadCpuClock::ThreadCpuClock(pid_t pid, pid_t tid)
@@ -29,8 +31,7 @@ const char* stat_fields(int fd, char* buffer, size_t size)
     ssize_t n = pread(fd, buffer, size - 1, 0);
     if (n <= 0) return nullptr;
     buffer[n] = '\0';
-    const char* p = std::strrchr(buffer, ')');
-    return p ? p + 1 : nullptr;
+    return stat_after_name(buffer);
 }
 
 }  // namespace
@@ -87,11 +88,8 @@ uint64_t ThreadCpuClock::now_ns() const
 uint64_t ThreadCpuClock::page_faults() const
 {
     char buffer[512];
-    unsigned long long minor = 0, major = 0;
-    if (const char* p = stat_fields(stat_fd_, buffer, sizeof buffer);
-        p && std::sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minor, &major) == 2)
-        return minor + major;
-    return 0;
+    unsigned long long faults = 0;
+    return stat_fields(stat_fd_, buffer, sizeof buffer) && stat_page_faults(buffer, faults) ? faults : 0;
 }
 
 }  // namespace s4bxi::sim
