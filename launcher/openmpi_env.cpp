@@ -11,14 +11,14 @@ namespace {
 // it must be listed after ours.
 constexpr const char* kSystemComponents = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
 
+}  // namespace
+
 const std::string* find_value(const std::vector<std::string>& environment, std::string_view name)
 {
     for (const std::string& kv : environment)
         if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=') return &kv;
     return nullptr;
 }
-
-}  // namespace
 
 std::vector<OpenMpiSetting> open_mpi_settings(const std::string& components, const std::vector<std::string>& environment,
                                               bool running_as_root)

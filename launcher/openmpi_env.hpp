@@ -3,6 +3,7 @@
 // simulated network. Users keep the last word: a variable they set is left alone.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace s4bxi::launcher {
@@ -13,6 +14,9 @@ struct OpenMpiSetting {
     bool user_set;        // true: taken from the user's environment, not ours
     std::string reason;   // why the launcher sets it
 };
+
+// The NAME=value entry of `environment` for `name`, or nullptr.
+const std::string* find_value(const std::vector<std::string>& environment, std::string_view name);
 
 // `components` is the directory of the Portals components built by tools/setup (empty when
 // they were not built: then only the settings that do not need them are returned).

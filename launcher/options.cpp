@@ -324,9 +324,9 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
 {
     static const std::vector<std::string_view> with_value = {
         "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
-        "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout", "--service-ranks",
-        "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline", "--paje",
-        "--timeline-filter"};
+        "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout",
+        "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline",
+        "--paje", "--timeline-filter"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--" || arg.empty() || arg[0] != '-') break;
@@ -372,8 +372,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, lockstep,
-                                timeout, deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks, timeline,
-                                paje, timeline_filter})
+                                timeout, deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks,
+                                timeline, paje, timeline_filter})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -412,8 +412,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     for (const auto& [name, value] : env)
         if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
             return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
-                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_LOCKSTEP, "
-                                     "S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT, "
+                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, "
+                                     "S4BXI_LOCKSTEP, S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT, "
                                      "S4BXI_LOG_LEVEL, and the model's knobs listed by s4bxi-launch --print-config)",
                                      name));
 

@@ -398,12 +398,8 @@ std::vector<std::string> Supervisor::child_environment() const
     // rather than spinning first: a spin costs no simulated time, only the host's, and in
     // lockstep (docs/time.md) how far it got before it was taken off would vary from run to
     // run. Unless the user chose a wait policy.
-    auto user_set = [&env](std::string_view name) {
-        return std::any_of(env.begin(), env.end(), [name](const std::string& kv) {
-            return kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=';
-        });
-    };
-    if (plan_.options.cpu_model == CpuModel::Zero && !user_set("GOMP_SPINCOUNT") && !user_set("OMP_WAIT_POLICY"))
+    if (plan_.options.cpu_model == CpuModel::Zero && !find_value(env, "GOMP_SPINCOUNT") &&
+        !find_value(env, "OMP_WAIT_POLICY"))
         env.push_back("GOMP_SPINCOUNT=0");
     return env;
 }
