@@ -168,15 +168,12 @@ int next_after(int me)
     return -1;
 }
 
-// The next member after `me`, in creation order and round, that was taken off the turn
-// while it spun (`me` last).
-int next_spinner_after(int me)
+// A member other than `me` was taken off the turn while it spun and has not run since.
+bool others_spin(int me)
 {
-    for (int step = 1; step <= g_count; ++step) {
-        int candidate = (me + step) % g_count;
-        if (g_members[candidate].state == State::Runnable && g_members[candidate].spinning) return candidate;
-    }
-    return -1;
+    for (int i = 0; i < g_count; ++i)
+        if (i != me && g_members[i].state == State::Runnable && g_members[i].spinning) return true;
+    return false;
 }
 
 // Nothing can go on: timed waits on condition variables time out first, then the rank
@@ -215,7 +212,7 @@ void pass_turn(int me, bool leaving = false, bool spun = false)
             for (int i = 0; i < g_count; ++i)
                 if (g_members[i].state == State::OnRelease) g_members[i].state = State::Runnable;
         int next = next_after(me);
-        if (next < 0 && spun && me == 0 && g_idle_spins < kIdleSpins && next_spinner_after(me) == me) {
+        if (next < 0 && spun && me == 0 && g_idle_spins < kIdleSpins && !others_spin(me)) {
             ++g_idle_spins;
             next = me;
         }

@@ -1,11 +1,12 @@
 // Lockstep threads: the threads of a rank (by default an OpenSHMEM one; --lockstep), under
 // the zero CPU model, run one at a time, and hand the turn to each other in an order of the
 // rank's own, so that their Portals calls reach the server in the same order in every run
-// (docs/time.md "Threads in lockstep"). The thread that has the turn runs until it blocks: in a Portals wait (which
-// the server parks), on a mutex, a condition variable, a barrier, a join, or it yields or
-// ends. The turn then goes to the next thread, in the order they were created, that can go
-// on; a thread in a Portals wait can once a reply of the server has counted its wait as
-// ended. When none can, the rank asks the server to wait until one of their waits ends
+// (docs/time.md "Threads in lockstep"). The thread that has the turn runs until it blocks:
+// in a Portals wait (which the server parks), on a mutex, a condition variable, a barrier,
+// a semaphore, a read-write lock, a join, in the OpenMP runtime, or it yields or ends.
+// The turn then goes to the next thread, in the order they were created, that can go on;
+// a thread in a Portals wait can once a reply of the server has counted its wait as ended.
+// When none can, the rank asks the server to wait until one of their waits ends
 // (wire::Op::LockstepIdle), and only then does simulated time run without it: while one
 // of its threads runs, the rank holds simulated time, as a computing rank does.
 #pragma once
