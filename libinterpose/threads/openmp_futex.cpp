@@ -87,11 +87,16 @@ bool trap_futex_calls_in(const Text& text)
 
 struct sigaction g_previous {};
 
+// The call as the thread made it, but for its third argument when `value` is given.
+long real_futex(const greg_t* regs, greg_t value)
+{
+    long rc = syscall(SYS_futex, regs[REG_RDI], regs[REG_RSI], value, regs[REG_R10], regs[REG_R8], regs[REG_R9]);
+    return rc == -1 ? -errno : rc;
+}
+
 long real_futex(const greg_t* regs)
 {
-    long rc = syscall(SYS_futex, regs[REG_RDI], regs[REG_RSI], regs[REG_RDX], regs[REG_R10], regs[REG_R8],
-                      regs[REG_R9]);
-    return rc == -1 ? -errno : rc;
+    return real_futex(regs, regs[REG_RDX]);
 }
 
 [[noreturn]] void unsupported(int op)
@@ -125,9 +130,10 @@ long answer(const greg_t* regs)
     case FUTEX_WAKE: {
         int count = static_cast<int>(value);
         int woken = lockstep::futex_wake(word, count);
-        // A thread outside the lockstep may wait in the kernel on the same word.
+        // A thread outside the lockstep may wait in the kernel on the same word: as many
+        // as the call may still wake.
         if (woken < count) {
-            long more = real_futex(regs);
+            long more = real_futex(regs, count - woken);
             if (more > 0) woken += static_cast<int>(more);
         }
         return woken;
