@@ -82,6 +82,18 @@ void memory_wait_over(RankRecord& r)
     --g_memory_waiters;
 }
 
+// The rank's own reading of its CPU clock after a reply (wire::Slot::cpu_at_reply_ns) comes
+// only when its thread runs again. Until then the gate, which sees a computing rank, counted
+// the call's CPU time against the budget: a payload the thread copied while it waited (16
+// MB of SOS's bigget, 12 ms of CPU) made a rank that had just come back from its call look
+// like one that had spun for the whole budget, in the runs where the gate looked before the
+// thread ran. It then waited on its memory, and its next call came at the date of the next
+// write into it instead of its own.
+void memory_budget_restarts(RankRecord& r)
+{
+    if (r.memory_waits) r.memory_budget_base_ns = r.thread_cpu.now_ns();
+}
+
 MemoryWrite::MemoryWrite(pid_t pid)
 {
     if (g_memory_waiters == 0 && g_counted_ranks == 0) return;

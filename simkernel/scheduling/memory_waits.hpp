@@ -37,6 +37,10 @@ void set_lockstep(RankRecord& rank, bool on);
 // The rank made a request of its simulated thread: whatever it waited for, it is over.
 void memory_wait_over(RankRecord& rank);
 
+// The simulated thread has its reply (or its parked wait's result): its budget starts
+// from its CPU time now.
+void memory_budget_restarts(RankRecord& rank);
+
 // The simulated NIC writes into the memory of process `pid` (a payload, an atomic's
 // result), for the life of this object. Before the bytes, the clock of a rank of it that
 // waits on its memory reads this date (a rank that sees the bytes must read their date);

@@ -19,6 +19,7 @@
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "scheduling/gate.hpp"
+#include "scheduling/memory_waits.hpp"
 #include "scheduling/rank_proxy.hpp"
 #include "services/rank_memory.hpp"
 
@@ -121,6 +122,7 @@ void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire:
         r.phase_before_dispatch = RankPhase::Computing;
         if (!r.in_service) r.phase = RankPhase::Computing;
         r.asleep_since_wall = -1.0;
+        memory_budget_restarts(r);
     }
     slot_state = ParkedSlot{};
     mark_reply(r);

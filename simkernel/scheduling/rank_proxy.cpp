@@ -244,6 +244,7 @@ void rank_proxy(RankRecord* rank)
         } else {
             r.phase = RankPhase::Computing;
             r.asleep_since_wall = -1.0;
+            memory_budget_restarts(r);
         }
         reply.lockstep_done = r.lockstep_done;
         reply.memory_writes = r.memory_writes;
