@@ -51,6 +51,18 @@ inline char thread_state(int pid, int tid)
     return fields ? fields[1] : '\0';
 }
 
+// True for a thread asleep in a wait that something else ends: 'S', a futex, a pipe, a
+// socket, a PMIx fence. Not 'D', the uninterruptible sleep of the kernel's own work for the
+// thread, which ends by itself: a major page fault reading back a page the host's memory
+// management paged out (proactive reclaim such as DAMON's pages out code that has not run
+// for a while), I/O. Taken for a wait on others, such a sleep of 20 ms on a host with slow
+// storage would let simulated time run without a rank that only computes, and its next
+// call would come at another date.
+inline bool sleeps_on_others(char state)
+{
+    return state == 'S';
+}
+
 // True when the thread sleeps in a syscall held by a seccomp filter for its supervisor
 // (the kernel function it waits in, /proc/.../wchan).
 inline bool thread_waits_for_seccomp_supervisor(int pid, int tid)

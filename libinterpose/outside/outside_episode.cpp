@@ -61,8 +61,7 @@ uint64_t simulated_thread_cpu_ns()
 
 bool simulated_thread_sleeping()
 {
-    char state = thread_state(getpid(), simulated_thread_id());
-    return state == 'S' || state == 'D';
+    return sleeps_on_others(thread_state(getpid(), simulated_thread_id()));
 }
 
 void futex_wait(std::atomic<uint32_t>& word, uint32_t seen, long milliseconds)

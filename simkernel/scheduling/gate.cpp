@@ -90,11 +90,11 @@ wire::Request next_request(const RankRecord& r)
 // PMIx fence), false when it runs or waits for a CPU: on a loaded machine a runnable rank
 // can go without CPU time for a while without being blocked. A stopped thread (job
 // control, a debugger) is not asleep either: it waits for nothing of the simulation and
-// goes on where it stopped, so it holds simulated time as a descheduled one does.
+// goes on where it stopped, so it holds simulated time as a descheduled one does; nor is
+// one in the kernel's own work for it (a major page fault: sleeps_on_others()).
 bool thread_sleeping(const RankRecord& r)
 {
-    char state = thread_state(r.pid, r.tid);
-    return state == 'S' || state == 'D';
+    return sleeps_on_others(thread_state(r.pid, r.tid));
 }
 
 // Computing <-> blocked outside, from the CPU clock and the state of the rank's simulated
