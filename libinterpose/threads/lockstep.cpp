@@ -88,6 +88,14 @@ std::atomic<bool> g_foreign_releases{false};
 // Moves at each reply and each hand-over: the watchdog's budget of CPU time counts from its
 // last move.
 std::atomic<uint64_t> g_epoch{0};
+// The rank waits in the simulation for one of its threads' waits to end (wait_for_any): the
+// thread with the turn waits for the reply, usually within the handler of the signal that
+// took it off, where that signal is blocked. The watchdog sends none meanwhile. It sent one
+// per budget of the CPU time the wait for the reply used, on a loaded host many, all
+// delivered together once the reply came: their handling could spend the next budget
+// before the thread was back in its own code, and it was taken off again before it could
+// see the write it had waited for (SOS's mt_membar on 4 ranks).
+std::atomic<bool> g_idle{false};
 
 // Initial-exec TLS: read at every mutex operation of every process that loads us.
 thread_local __attribute__((tls_model("initial-exec"))) int t_index = -1;
@@ -197,7 +205,9 @@ void wait_for_any()
         fail("deadlock: every thread of the rank waits for another (a mutex, a condition variable, a barrier, a "
              "semaphore, a join or the OpenMP runtime), and none is in a Portals wait that could end it");
     wire::LockstepIdleArgs args{g_known_done, spinning ? 1u : 0u, 0, g_known_writes};
+    g_idle.store(true, std::memory_order_release);
     call(wire::Op::LockstepIdle, &args, sizeof args);  // a lockstep request: call() learns its reply
+    g_idle.store(false, std::memory_order_release);
     progressed();  // a write may have landed: the spinning threads look again
 }
 
@@ -355,7 +365,7 @@ bool asleep(pid_t tid)
 {
     char text[512];
     const char* fields = read_stat(tid, text) ? stat_after_name(text) : nullptr;
-    return fields && (fields[1] == 'S' || fields[1] == 'D');
+    return fields && sleeps_on_others(fields[1]);
 }
 
 // The thread's page faults, or UINT64_MAX if unknown.
@@ -379,6 +389,7 @@ int64_t cpu_ns(clockid_t clock)
 void* watch(void*)
 {
     uint64_t epoch_seen = ~0ull;
+    int holder_seen = -1;
     int64_t base = 0, last_used = -1;
     int still_looks = 0;
     uint64_t fault_mark = UINT64_MAX;
@@ -390,8 +401,20 @@ void* watch(void*)
         if (holder < 0 || holder >= g_count || g_members[holder].tid == 0) continue;
         int64_t used = cpu_ns(g_members[holder].cpu_clock);
         if (used < 0) continue;
-        if (epoch != epoch_seen) {
+        if (g_idle.load(std::memory_order_acquire)) {
+            epoch_seen = ~0ull;  // the next look starts a budget
+            continue;
+        }
+        // The holder too: hand_turn moves the epoch before the turn, and a look between the
+        // two took the old holder's CPU clock for the base of the new holder's budget. The
+        // new holder's clock, which may read more by far, then spent a budget at once: a
+        // thread that had just got the turn could be taken for a spinner when a loaded host
+        // descheduled the thread handing it over between the two stores (a worker of
+        // joined_threads --lockstep on was, between two of its waits, in 2 runs of 16
+        // beside a CPU hog; in none of 16 with this check).
+        if (epoch != epoch_seen || holder != holder_seen) {
             epoch_seen = epoch;
+            holder_seen = holder;
             base = last_used = used;
             still_looks = 0;
             fault_mark = page_faults(g_members[holder].tid);
