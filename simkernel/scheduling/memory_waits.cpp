@@ -33,6 +33,10 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     // wait would let simulated time run past messages on their way to entries it has yet to
     // append, dropped then retransmitted seconds later.
     if (!r.memory_waits || !exposes_memory(r)) return false;
+    if (r.reply_reading_due) {
+        if (r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire) == r.reply_reading_before) return false;
+        r.reply_reading_due = false;
+    }
     uint64_t base = budget_base(r);
     // A budget spent taking page faults went to computing: a loop that reads the same
     // words waiting for a write takes none, a program filling memory it has not touched
@@ -88,10 +92,17 @@ void memory_wait_over(RankRecord& r)
 // MB of SOS's bigget, 12 ms of CPU) made a rank that had just come back from its call look
 // like one that had spun for the whole budget, in the runs where the gate looked before the
 // thread ran. It then waited on its memory, and its next call came at the date of the next
-// write into it instead of its own.
+// write into it instead of its own. The budget is not judged until that reading is there.
+// The server's own reading of the thread's CPU time at the reply, which stood in for it
+// before, lags for a thread that runs (the kernel brings schedstat up to date at its ticks:
+// a thread spinning for its reply read up to a tick low, 10 ms at 100 Hz), and a thread
+// the host descheduled right after its reply could look like one that had spun for the
+// whole budget all the same.
 void memory_budget_restarts(RankRecord& r)
 {
-    if (r.memory_waits) r.memory_budget_base_ns = r.thread_cpu.now_ns();
+    if (!r.memory_waits) return;
+    r.reply_reading_due = true;
+    r.reply_reading_before = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
 }
 
 MemoryWrite::MemoryWrite(pid_t pid)

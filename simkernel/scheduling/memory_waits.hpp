@@ -37,8 +37,8 @@ void set_lockstep(RankRecord& rank, bool on);
 // The rank made a request of its simulated thread: whatever it waited for, it is over.
 void memory_wait_over(RankRecord& rank);
 
-// The simulated thread has its reply (or its parked wait's result): its budget starts
-// from its CPU time now.
+// The simulated thread has its reply (or its parked wait's result), not published yet: its
+// budget starts from its own reading of its CPU clock after it, once the slot holds it.
 void memory_budget_restarts(RankRecord& rank);
 
 // The simulated NIC writes into the memory of process `pid` (a payload, an atomic's

@@ -116,12 +116,15 @@ struct RankRecord {
     uint32_t threads_accounted = 0;
     double threads_quiet_since = -1.0;  // when the new ones were first seen quiet (wall seconds)
     // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
-    // it is taken to wait now, and its CPU time when it last got a reply or a write; the
-    // page faults of its simulated thread when the gate first looked at the budget that
-    // began at CPU time memory_fault_window.
+    // it is taken to wait now, and its CPU time when it last got a write; the page faults of
+    // its simulated thread when the gate first looked at the budget that began at CPU time
+    // memory_fault_window. Until the simulated thread has read its CPU clock after its last
+    // reply, the slot's reading still is the one from before (reply_reading_before).
     bool memory_waits = false;
     bool threads_lockstep = false;  // its threads may run in lockstep (Config::lockstep)
     bool waits_on_memory = false;
+    bool reply_reading_due = false;
+    uint64_t reply_reading_before = 0;
     uint64_t memory_budget_base_ns = 0;
     uint64_t memory_fault_window = UINT64_MAX;
     uint64_t memory_fault_mark = 0;
