@@ -396,15 +396,17 @@ void* watch(void*)
     while (g_active.load(std::memory_order_acquire)) {
         timespec period{0, kWatchdogPeriodNs};
         untrapped_nanosleep(&period, nullptr);  // a real sleep, not one the server answers
+        // First: while the rank waits in the simulation, nothing is read (no clock, no
+        // /proc) every period for nothing.
+        if (g_idle.load(std::memory_order_acquire)) {
+            epoch_seen = ~0ull;  // the next look starts a budget
+            continue;
+        }
         uint64_t epoch = g_epoch.load(std::memory_order_acquire);
         int holder = static_cast<int>(g_turn.load(std::memory_order_acquire));
         if (holder < 0 || holder >= g_count || g_members[holder].tid == 0) continue;
         int64_t used = cpu_ns(g_members[holder].cpu_clock);
         if (used < 0) continue;
-        if (g_idle.load(std::memory_order_acquire)) {
-            epoch_seen = ~0ull;  // the next look starts a budget
-            continue;
-        }
         // The holder too: hand_turn moves the epoch before the turn, and a look between the
         // two took the old holder's CPU clock for the base of the new holder's budget. The
         // new holder's clock, which may read more by far, then spent a budget at once: a
