@@ -149,6 +149,18 @@ std::string format_summary(const json* server, double wall_time, int exit_status
     if ((retransmissions && *retransmissions > 0) || (undeliverable && *undeliverable > 0))
         row("E2E", fmt::format("{} retransmissions, {} messages given up", count(retransmissions), count(undeliverable)));
 
+    // Only when the server took one: a run where it took none is the same from run to run
+    // under the zero CPU model, whatever the host.
+    if (auto decisions = server->find("host_decisions"); decisions != server->end() && decisions->is_object()) {
+        auto memory = number(*decisions, "memory_waits").value_or(0);
+        auto blocked = number(*decisions, "blocked_outside").value_or(0);
+        auto idles = number(*decisions, "lockstep_idles").value_or(0);
+        if (memory > 0 || blocked > 0 || idles > 0)
+            row("host decisions", fmt::format("{} memory waits, {} blocked outside, {} lockstep idles (from the "
+                                              "host's CPU times and thread states)",
+                                              count(memory), count(blocked), count(idles)));
+    }
+
     auto server_peak = number(*server, "server_peak_rss");
     auto rank_peak = number(*server, "largest_rank_peak_rss");
     if (server_peak && *server_peak > 0)

@@ -22,7 +22,16 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                                     {"nodes_from", origin == platform.origins.end() ? "default" : origin->second}};
     nlohmann::json ranks = nlohmann::json::array();
     uint64_t operations = 0, local = 0, posted = 0, largest_rank_peak = 0;
+    RankRecord::HostDecisions decisions;
+    auto decisions_json = [](const RankRecord::HostDecisions& d) {
+        return nlohmann::json{{"memory_waits", d.memory_waits},
+                              {"blocked_outside", d.blocked_outside},
+                              {"lockstep_idles", d.lockstep_idles}};
+    };
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
+        decisions.memory_waits += r->host_decisions.memory_waits;
+        decisions.blocked_outside += r->host_decisions.blocked_outside;
+        decisions.lockstep_idles += r->host_decisions.lockstep_idles;
         operations += r->portals_ops;
         local += r->portals_local_ops;
         posted += r->posted_served;
@@ -42,6 +51,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"portals_time", r->portals_time},
                          {"sleep_time", r->sleep_time},
                          {"peak_rss", r->peak_resident_bytes},
+                         {"host_decisions", decisions_json(r->host_decisions)},
                          {"finished", r->phase == RankPhase::Finished}});
     }
     nlohmann::json summary = {{"version", 1},
@@ -60,6 +70,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"payload_copy_fallbacks", delivery_stats().fallbacks},
             {"server_peak_rss", server_peak_resident_bytes()},
             {"largest_rank_peak_rss", largest_rank_peak},
+            {"host_decisions", decisions_json(decisions)},
             {"ranks", ranks}};
     if (ctx.outcome.abort_status >= 0) summary["abort_status"] = ctx.outcome.abort_status;
     observe::add_to_summary(summary);

@@ -141,6 +141,7 @@ void update_cpu_progress(RankRecord& r, double now)
     }
     XBT_DEBUG("rank %d is blocked outside the simulation", r.rank);
     r.phase = RankPhase::BlockedOutside;
+    ++r.host_decisions.blocked_outside;
 }
 
 void on_rank_death(RankRecord& r)

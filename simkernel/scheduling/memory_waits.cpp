@@ -61,6 +61,7 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     }
     XBT_DEBUG("rank %d waits on its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
     r.waits_on_memory = true;
+    ++r.host_decisions.memory_waits;
     ++g_memory_waiters;
     return true;
 }

@@ -104,6 +104,7 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
     case wire::Op::CallRecords: return false;  // drained at dispatch
     case wire::Op::LockstepIdle: {
         const auto& args = wire::args_as<wire::LockstepIdleArgs>(request.args);
+        ++r.host_decisions.lockstep_idles;
         if (!r.lockstep_wakeup) r.lockstep_wakeup = sg4::Semaphore::create(0);
         r.waiting_on.set([on_memory = args.on_memory] {
             return std::string(on_memory ? "its memory and the waits of its threads (lockstep)"

@@ -172,6 +172,13 @@ struct RankRecord {
     double portals_time = 0.0;    // simulated time inside Portals calls (waits included)
     double sleep_time = 0.0;      // simulated time in sleep calls
     uint64_t peak_resident_bytes = 0;  // VmHWM when it finalized (0: not known)
+    // Decisions taken from what the host showed (CPU time, thread states), which may fall
+    // otherwise in another run: when two runs differ, these say which rule took the rank.
+    struct HostDecisions {
+        uint64_t memory_waits = 0;     // taken to wait on its memory (a budget of CPU time with no call)
+        uint64_t blocked_outside = 0;  // taken for blocked outside (its thread asleep, no CPU time used)
+        uint64_t lockstep_idles = 0;   // its threads in lockstep all waited or spun (LockstepIdle)
+    } host_decisions;
     int crash_signal = 0;
     std::string crash_report;
 };

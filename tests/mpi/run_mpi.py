@@ -63,6 +63,9 @@ from pathlib import Path
 
 from mpi_run_env import launch_environment
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+import run_summary  # noqa: E402
+
 SKIP = 77
 DEBIAN_COMPONENTS = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
 
@@ -259,27 +262,7 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
         check(not quiet, f"ranks {quiet} sent no message over simulated Portals")
     print(f"simulated makespan {summary['makespan']:.9f} s, {summary['portals_ops']} Portals operations, "
           f"{summary['bytes_moved']} bytes moved", flush=True)
-    return stdout, simulated_figures(summary)
-
-
-def simulated_figures(summary):
-    """The run summary without what depends on the host (wall time, process ids, memory, how payloads
-    were copied)."""
-    host_dependent = ("wall_time", "server_peak_rss", "largest_rank_peak_rss", "payloads_copied_once",
-                      "payload_copy_fallbacks")
-    figures = {k: v for k, v in summary.items() if k not in (*host_dependent, "ranks")}
-    figures["ranks"] = [{k: v for k, v in r.items() if k not in ("pid", "peak_rss")} for r in summary["ranks"]]
-    return figures
-
-
-def differences(first, second, prefix=""):
-    """The fields of two summaries that differ, as 'path: a != b' lines."""
-    if isinstance(first, dict) and isinstance(second, dict):
-        return [line for k in sorted(set(first) | set(second))
-                for line in differences(first.get(k), second.get(k), f"{prefix}{k}.")]
-    if isinstance(first, list) and isinstance(second, list) and len(first) == len(second):
-        return [line for i, (a, b) in enumerate(zip(first, second)) for line in differences(a, b, f"{prefix}{i}.")]
-    return [] if first == second else [f"{prefix.rstrip('.')}: {first!r} != {second!r}"]
+    return stdout, summary
 
 
 def main(argv):
@@ -314,14 +297,16 @@ def main(argv):
             program_args += model_bounds(source_root)
         for _ in range(repeat):
             if determinism:
-                first, first_figures = run_once(launcher, program, configuration, ranks, ppn, components,
+                first, first_summary = run_once(launcher, program, configuration, ranks, ppn, components,
                                                 program_args, "zero")
-                second, second_figures = run_once(launcher, program, configuration, ranks, ppn, components,
+                second, second_summary = run_once(launcher, program, configuration, ranks, ppn, components,
                                                   program_args, "zero", interrupted)
                 check(first == second, "two runs under --cpu-model zero printed different output")
-                changed = differences(first_figures, second_figures)
+                changed = run_summary.differences(run_summary.simulated_part(first_summary),
+                                                  run_summary.simulated_part(second_summary))
                 check(not changed, "two runs under --cpu-model zero have different run summaries:\n  " +
-                      "\n  ".join(changed))
+                      "\n  ".join(changed) + "\n  host decisions: " + run_summary.host_decisions(first_summary) +
+                      " / " + run_summary.host_decisions(second_summary))
             else:
                 run_once(launcher, program, configuration, ranks, ppn, components, program_args)
     except Skip as e:

@@ -15,13 +15,12 @@ microseconds apart from run to run before the page-fault test of that rule.
 
 usage: check_deterministic.py LAUNCHER [--sos PREFIX]
 Exit status 0 (pass), 1 (fail) or 77 (SOS is not built: see run_shmem.py)."""
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, check_setup, host_independent, run_zero, verdict
+from run_shmem import SKIP, check_setup, host_independent, run_summary, run_zero, verdict
 
 # (program, rank counts, latest simulated end in seconds)
 PROGRAMS = [("unit/shmem_test", [2, 4], 1e-3), ("unit/c11_test_shmem_wait_until_vector", [2, 4], 1e-3),
@@ -61,11 +60,11 @@ def main():
                     if makespan is None or makespan > longest:
                         errors.append(f"{name} on {ranks} ranks, run {i}: ended at {makespan} s of simulated time, "
                                       f"expected within {longest} s")
-                    runs.append((json.dumps(summary, sort_keys=True, indent=1), sorted(done.stdout.splitlines())))
+                    runs.append((summary, sorted(done.stdout.splitlines()), run_summary.load(summary_path)))
                 for i, run in enumerate(runs[1:], 1):
                     if run[0] != runs[0][0]:
-                        errors.append(f"{name} on {ranks} ranks: run {i} wrote another summary than run 0:\n"
-                                      f"{run[0]}\n/\n{runs[0][0]}")
+                        errors.append(f"{name} on {ranks} ranks: run {i} wrote another summary than run 0: "
+                                      + run_summary.why_runs_differ(runs[0][2], run[2], most=20))
                     if run[1] != runs[0][1]:
                         errors.append(f"{name} on {ranks} ranks: run {i} printed other lines than run 0")
     return verdict(errors, f"{len(PROGRAMS)} programs on 2 and 4 ranks, {RUNS} runs each: identical")

@@ -14,7 +14,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from run_shmem import GROUPS, HERE, KNOWN, SKIP, check_setup, host_independent, verdict
+from run_shmem import GROUPS, HERE, KNOWN, SKIP, check_setup, host_independent, run_summary, verdict
 
 RUNS = 2
 
@@ -48,11 +48,9 @@ def main():
                     compared += 1
                     first, second = host_independent(summary_path), host_independent(kept[1] / summary_path.name)
                     if first != second:
-                        differing = sorted(key for key in set(first or {}) | set(second or {})
-                                           if (first or {}).get(key) != (second or {}).get(key))
-                        errors.append(f"{name} on {ranks} ranks: the two runs wrote other summaries "
-                                      f"({', '.join(differing)} differ; makespans {(first or {}).get('makespan')} "
-                                      f"and {(second or {}).get('makespan')})")
+                        errors.append(f"{name} on {ranks} ranks: the two runs wrote other summaries: "
+                                      + run_summary.why_runs_differ(run_summary.load(summary_path),
+                                                                    run_summary.load(kept[1] / summary_path.name)))
                     outputs = [sorted((folder / f"{summary_path.stem}.out").read_text().splitlines())
                                if (folder / f"{summary_path.stem}.out").exists() else None for folder in kept]
                     if outputs[0] != outputs[1]:

@@ -31,7 +31,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,8 @@ from pathlib import Path
 
 SKIP = 77
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "integration"))
+import run_summary  # noqa: E402
 KNOWN = HERE / "known_failures.toml"
 GROUPS = ("unit", "spec-example")
 DEFAULT_TIMEOUT = 120  # lfinc on 4 ranks takes 10 to 30 s of wall time on a loaded 2-core host
@@ -93,20 +94,9 @@ def run_zero(launcher, program, ranks, summary_path, cwd):
 
 
 def host_independent(summary_path):
-    """A run summary without what depends on the host (wall time, pids, memory peaks), or
-    None if it is missing: what two zero-model runs of a program must share."""
-    try:
-        summary = json.loads(Path(summary_path).read_text())
-    except (OSError, ValueError):
-        return None
-    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
-        summary.pop(host_dependent, None)
-    if "message" in summary:
-        summary["message"] = re.sub(r"\(pid \d+", "(pid N", summary["message"])
-    for rank in summary.get("ranks", []):
-        rank.pop("pid", None)
-        rank.pop("peak_rss", None)
-    return summary
+    """A run summary without what depends on the host (run_summary.py), or None if it is
+    missing: what two zero-model runs of a program must share."""
+    return run_summary.simulated_part(run_summary.load(summary_path))
 
 
 def load_known(path):

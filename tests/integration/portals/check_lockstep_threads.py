@@ -13,26 +13,18 @@ A program that is not an OpenSHMEM one (joined_threads.c) runs with --lockstep o
 the launcher options given after it.
 
 usage: check_lockstep_threads.py LAUNCHER PROGRAM [LAUNCHER_OPTION...]"""
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import run_summary  # noqa: E402
+
 launcher, program, options = sys.argv[1], sys.argv[2], sys.argv[3:]
 PREFIX = Path(program).name + ":"  # the lines the program prints
 RUNS = 4
 HOGGED = (1, 2)  # runs beside a CPU hog
-
-
-def host_independent(summary_path):
-    summary = json.loads(Path(summary_path).read_text())
-    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
-        summary.pop(host_dependent, None)
-    for rank in summary["ranks"]:
-        rank.pop("pid", None)
-        rank.pop("peak_rss", None)
-    return summary
 
 
 runs = []
@@ -53,17 +45,16 @@ with tempfile.TemporaryDirectory() as scratch:
             print("  " + line)
         if done.returncode != 0 or len(lines) != 2 or not all(line.endswith(" ok") for line in lines):
             sys.exit(f"FAIL: run {run}: status {done.returncode}, lines {lines}\n{done.stderr[-3000:]}")
-        runs.append((lines, host_independent(summary_path)))
+        runs.append((lines, run_summary.load(summary_path)))
 
 first_lines, first_summary = runs[0]
 failures = []
 for run, (lines, summary) in enumerate(runs[1:], 1):
     if lines != first_lines:
         failures.append(f"run {run} printed other lines than run 0: {lines} against {first_lines}")
-    if summary != first_summary:
-        differing = sorted(key for key in set(summary) | set(first_summary) if summary.get(key) != first_summary.get(key))
-        failures.append(f"run {run} wrote another summary than run 0 ({', '.join(differing)} differ; makespans "
-                        f"{summary.get('makespan')} and {first_summary.get('makespan')})")
+    if run_summary.simulated_part(summary) != run_summary.simulated_part(first_summary):
+        failures.append(f"run {run} wrote another summary than run 0: "
+                        + run_summary.why_runs_differ(first_summary, summary))
 if PREFIX == "lockstep_threads:":
     # Threads that spin for good, with nothing under way in the simulation: a deadlock,
     # reported after the deadlock timeout, not a hang.

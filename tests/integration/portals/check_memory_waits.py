@@ -14,6 +14,10 @@ import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import run_summary  # noqa: E402
 
 launcher, program, shmem_program = sys.argv[1:4]
 SEEN = re.compile(r"rank 0 saw \d at ([0-9.]+) s, its next calls ended at ([0-9.]+) s")
@@ -29,13 +33,7 @@ def run(memory_waits, timeout, summary_path, program=program):
 
 def simulated(summary_path):
     """The summary without what depends on the host."""
-    summary = json.load(open(summary_path))
-    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss"):
-        summary.pop(host_dependent, None)
-    for rank in summary["ranks"]:
-        rank.pop("pid", None)
-        rank.pop("peak_rss", None)
-    return json.dumps(summary, sort_keys=True, indent=1)
+    return json.dumps(run_summary.simulated_part(run_summary.load(summary_path)), sort_keys=True, indent=1)
 
 
 results = []
@@ -53,10 +51,16 @@ with tempfile.TemporaryDirectory() as d:
             sys.exit(f"run {i}: status {result.returncode}\n{result.stdout}{result.stderr}")
         seen = [(float(a), float(b)) for a, b in SEEN.findall(result.stdout)]
         summary = simulated(summary_path)
+        whole = run_summary.load(summary_path)
         ends = [r["end_time"] for r in json.loads(summary)["ranks"]]
         print(f"run {i}{' (beside a CPU hog)' if i in HOGGED else ''}: seen at, next calls ended at {seen}; "
-              f"rank end times {ends}")
-        results.append((seen, summary))
+              f"rank end times {ends}; host decisions: {run_summary.host_decisions(whole)}")
+        # The reader waits for each of the three puts, spinning: simulated time can only
+        # reach the next one once the rule has taken it to wait on its memory.
+        if whole["host_decisions"]["memory_waits"] < 3:
+            sys.exit(f"run {i}: the rank was taken to wait on its memory "
+                     f"{whole['host_decisions']['memory_waits']} times, expected 3 at least")
+        results.append((seen, summary, whole))
     seen = results[0][0]
     dates = [a for a, _ in seen]
     if len(dates) != 3 or any(b - a < 1e-3 for a, b in zip([0.0] + dates, dates)):
@@ -66,11 +70,12 @@ with tempfile.TemporaryDirectory() as d:
     late = [(a, b) for a, b in seen if not 0 <= b - a < 100e-6]
     if late:
         sys.exit(f"the calls made right after a write was seen must end within 100 us of it: {late}")
-    for i, (other_seen, other_summary) in enumerate(results[1:], 1):
+    for i, (other_seen, other_summary, other_whole) in enumerate(results[1:], 1):
         if other_seen != seen:
             sys.exit(f"run {i} printed other dates than run 0: {other_seen} / {seen}")
         if other_summary != results[0][1]:
-            sys.exit(f"run {i} wrote another summary than run 0:\n{other_summary}\n/\n{results[0][1]}")
+            sys.exit(f"run {i} wrote another summary than run 0: "
+                     + run_summary.why_runs_differ(results[0][2], other_whole))
     off = run("auto", 5, os.path.join(d, "off.json"))
     if off.returncode != 124:
         sys.exit(f"--memory-waits auto on a Portals program: status {off.returncode}, expected the timeout's 124")

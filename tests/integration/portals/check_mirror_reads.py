@@ -15,6 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import run_summary  # noqa: E402
+
 launcher, program = sys.argv[1], sys.argv[2]
 EXPECTED_LOCAL = {0: 20 + 20 + 6, 1: 1 + 3 + 20 + 4 + 1}
 
@@ -24,14 +27,7 @@ def run(summary, options=("--cpu-model", "zero"), arguments=()):
                           capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}):\n{done.stdout}{done.stderr}")
-    data = json.loads(summary.read_text())
-    for host_dependent in ("wall_time", "server_peak_rss", "largest_rank_peak_rss", "payloads_copied_once",
-                           "payload_copy_fallbacks"):
-        data.pop(host_dependent, None)
-    for rank in data["ranks"]:
-        rank.pop("pid", None)
-        rank.pop("peak_rss", None)
-    return data
+    return run_summary.simulated_part(json.loads(summary.read_text()))
 
 
 with tempfile.TemporaryDirectory() as work:
@@ -53,6 +49,7 @@ print(f"measured CPU model, rank 1 computing while the puts arrive: {local[1]} c
 if local[1] != 2 + 20 + 4 + 1:
     problems.append(f"computing rank 1: {local[1]} local reads, expected {2 + 20 + 4 + 1}")
 if first != second:
-    problems.append("two runs under --cpu-model zero gave different summaries")
+    problems.append("two runs under --cpu-model zero gave different summaries: "
+                    + "; ".join(run_summary.differences(first, second)))
 if problems:
     sys.exit("; ".join(problems))

@@ -73,6 +73,12 @@ TEST_CASE("human summary", "[summary]")
     CHECK(contains(format_summary(&s, 1.25), "Portals operations  1234 (34 read from the mirror, no round trip)"));
     CHECK(contains(format_summary(&s, 1.25, 3), "exit status         3 (of the program or command)"));
     CHECK(contains(failed_message_first_line(), "rank-crash: rank 1 died"));
+    s["host_decisions"] = {{"memory_waits", 0}, {"blocked_outside", 0}, {"lockstep_idles", 0}};
+    CHECK_FALSE(contains(format_summary(&s, 1.25), "host decisions"));
+    s["host_decisions"]["memory_waits"] = 2;
+    s["host_decisions"]["lockstep_idles"] = 7;
+    CHECK(contains(format_summary(&s, 1.25),
+                   "host decisions      2 memory waits, 0 blocked outside, 7 lockstep idles"));
 
     json failed = sample(1);
     failed["status"] = "deadlock";
