@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <climits>
@@ -61,6 +62,15 @@ struct Member {
     // spin, they would have gone on (SOS's mt_lock_test spins through mutexes).
     int mutexes_held = 0;
     int budgets_holding = 0;
+    // The watchdog's signals to it: one at a time, sent (by the watchdog, which stamps when)
+    // and taken (by its handler, on this thread); __atomic builtins, as Member is copied.
+    uint32_t signals_sent = 0;
+    uint32_t signals_taken = 0;
+    int64_t signal_sent_ns = 0;
+    // Budgets it spent in system calls in its turn of epoch kernel_epoch (on_preempt_signal).
+    int budgets_in_kernel = 0;
+    uint64_t kernel_epoch = ~0ull;
+    uint64_t armed_epoch = ~0ull;  // a first budget spent in the program's code, in this turn
     bool timed = false;      // OnCond, OnFutex, OnRelease: a timed wait, which ends when nothing else can run
     bool signalled = false;  // ... ended by a signal, a wake-up or a release, not by its timeout
     int target = -1;
@@ -119,6 +129,14 @@ constexpr int kBudgetsHolding = 20;
 // (SOS's mt_membar): they go on after a budget (with 5 ms, mt_membar took 27 s instead
 // of 4 on 2 ranks).
 constexpr int kIdleSpins = 20;
+// A thread whose budget the watchdog found spent in a system call keeps the turn for this
+// many budgets (20 ms of CPU time, as long as a thread asleep with the turn) before it is
+// taken for spinning anyway: a loop may spin through a system call.
+constexpr int kBudgetsInKernel = 80;
+// A signal taken this long after it was sent found a thread that did not run meanwhile
+// (on_preempt_signal); one the thread has not taken after kSignalLostNs is given up.
+constexpr int64_t kLateSignalNs = 1'000'000;
+constexpr int64_t kSignalLostNs = 20'000'000;
 const int kPreemptSignal = SIGRTMAX - 2;
 
 // Something happened in the rank: a thread taken off the turn while it spun may see it.
@@ -311,20 +329,63 @@ void preempt_now()
 thread_local __attribute__((tls_model("initial-exec"))) uint64_t t_preempt_epoch = 0;
 thread_local __attribute__((tls_model("initial-exec"))) bool t_preempt_pending = false;
 
-void on_preempt_signal(int, siginfo_t* info, void*)
+// The interrupted thread was in a system call: the kernel delivers a signal as the call
+// returns (the next instruction follows the `syscall`), or before it restarts an
+// interrupted one (the `syscall` itself, again).
+bool in_system_call(const void* context)
 {
+#if defined(__x86_64__)
+    const auto* uc = static_cast<const ucontext_t*>(context);
+    const auto* pc = reinterpret_cast<const unsigned char*>(uc->uc_mcontext.gregs[REG_RIP]);
+    const uintptr_t in_page = reinterpret_cast<uintptr_t>(pc) & 4095;  // never read across a page
+    auto is_syscall = [](const unsigned char* at) { return at[0] == 0x0f && at[1] == 0x05; };
+    return (in_page >= 2 && is_syscall(pc - 2)) || (in_page <= 4094 && is_syscall(pc));
+#else
+    (void)context;
+    return false;
+#endif
+}
+
+void on_preempt_signal(int, siginfo_t* info, void* context)
+{
+    if (t_index >= 0) __atomic_add_fetch(&g_members[t_index].signals_taken, 1, __ATOMIC_RELEASE);
     // A signal sent for an earlier turn (queued while the handler ran) is not about this one.
     uint64_t epoch = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
     if (info->si_code != SI_QUEUE || epoch != g_epoch.load(std::memory_order_acquire)) return;
     if (t_index < 0 || !g_active.load(std::memory_order_relaxed)) return;
     if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
+    Member& me = g_members[t_index];
+    // The CPU time that spent the budget may not have been the thread's own. A virtual CPU
+    // the host does not run still counts time for the thread it was running: the signal then
+    // waits for it to run again (on the 2-core test machine, under load, 2 ms of such "CPU
+    // time" took a thread that computed 20 us between its calls for a spinner, in some runs).
+    // And a spin on memory makes no system call: a budget spent in one went to the kernel's
+    // work for the thread (there, a single reading of its CPU clock was charged up to a
+    // millisecond). In the interposer's own code, never a spin; in the program's, up to
+    // kBudgetsInKernel budgets in a turn.
+    if (host_monotonic_ns() - __atomic_load_n(&me.signal_sent_ns, __ATOMIC_ACQUIRE) > kLateSignalNs) return;
+    if (in_system_call(context)) {
+        if (me.kernel_epoch != epoch) {
+            me.kernel_epoch = epoch;
+            me.budgets_in_kernel = 0;
+        }
+        if (t_in_lockstep || in_call() || ++me.budgets_in_kernel <= kBudgetsInKernel) return;
+    }
     // Within the interposer's code, or holding a mutex (for a few budgets at most: a thread
     // may spin holding one): at the end of that code or at the unlock.
-    Member& me = g_members[t_index];
     bool holding = me.mutexes_held > 0 && me.budgets_holding++ < kBudgetsHolding;
     if (t_in_lockstep || in_call() || holding) {
         t_preempt_pending = true;
         t_preempt_epoch = epoch;
+        return;
+    }
+    // In the program's code: the second budget in the same turn. A thread that computes
+    // between two calls has made the next one by then, unless the host charged it a budget it
+    // did not spend (it was taken for a spinner at the very end of a 20 us computation, the
+    // signal taken as it entered its next call, in about one run in twenty under load); a
+    // spinner loses the turn one budget later.
+    if (me.armed_epoch != epoch) {
+        me.armed_epoch = epoch;
         return;
     }
     preempt_now();
@@ -441,13 +502,24 @@ void* watch(void*)
                 continue;
             }
         }
+        // One signal at a time. A thread that has not taken the last one has not run since:
+        // its budget starts again once it has (its handler judged that signal late).
+        Member& member = g_members[holder];
+        if (__atomic_load_n(&member.signals_taken, __ATOMIC_ACQUIRE) != member.signals_sent) {
+            if (host_monotonic_ns() - member.signal_sent_ns > kSignalLostNs)
+                member.signals_sent = __atomic_load_n(&member.signals_taken, __ATOMIC_ACQUIRE);
+            base = used;
+            continue;
+        }
         siginfo_t signal_info{};
         signal_info.si_signo = kPreemptSignal;
         signal_info.si_code = SI_QUEUE;
         signal_info.si_pid = getpid();
         signal_info.si_uid = getuid();
         signal_info.si_value.sival_ptr = reinterpret_cast<void*>(epoch);
-        syscall(SYS_rt_tgsigqueueinfo, getpid(), g_members[holder].tid, kPreemptSignal, &signal_info);
+        __atomic_store_n(&member.signal_sent_ns, host_monotonic_ns(), __ATOMIC_RELEASE);
+        ++member.signals_sent;
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), member.tid, kPreemptSignal, &signal_info);
         base = used;  // asked once per budget
         still_looks = 0;
     }
