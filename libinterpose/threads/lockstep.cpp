@@ -113,11 +113,12 @@ thread_local __attribute__((tls_model("initial-exec"))) int t_index = -1;
 thread_local __attribute__((tls_model("initial-exec"))) volatile bool t_in_lockstep = false;
 
 // CPU time a thread with the turn may use with no call before it is taken for spinning on
-// memory (its spin goes on where it was when it has the turn again).
-constexpr int64_t kSpinBudgetNs = 250'000;
+// memory, twice in the program's code (its spin goes on where it was when it has the turn
+// again): 0.25 ms in all, as when one budget of 0.25 ms did.
+constexpr int64_t kSpinBudgetNs = 125'000;
 constexpr long kWatchdogPeriodNs = 100'000;
 constexpr int kAsleepLooks = 200;  // 20 ms
-constexpr int kBudgetsHolding = 20;
+constexpr int kBudgetsHolding = 5'000'000 / kSpinBudgetNs;  // 5 ms
 // A thread taken off the turn while it spun, the only one of its rank that can go on (the
 // others block), spins this many budgets (5 ms of CPU time) before the rank waits in the
 // simulation for a write into its memory: as long as the server lets a rank of one thread
@@ -128,11 +129,11 @@ constexpr int kBudgetsHolding = 20;
 // other dates from run to run. Several threads spinning at once wait on memory indeed
 // (SOS's mt_membar): they go on after a budget (with 5 ms, mt_membar took 27 s instead
 // of 4 on 2 ranks).
-constexpr int kIdleSpins = 20;
+constexpr int kIdleSpins = 5'000'000 / kSpinBudgetNs;
 // A thread whose budget the watchdog found spent in a system call keeps the turn for this
 // many budgets (20 ms of CPU time, as long as a thread asleep with the turn) before it is
 // taken for spinning anyway: a loop may spin through a system call.
-constexpr int kBudgetsInKernel = 80;
+constexpr int kBudgetsInKernel = 20'000'000 / kSpinBudgetNs;
 // A signal taken this long after it was sent found a thread that did not run meanwhile
 // (on_preempt_signal); one the thread has not taken after kSignalLostNs is given up.
 constexpr int64_t kLateSignalNs = 1'000'000;
