@@ -29,9 +29,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                               {"lockstep_idles", d.lockstep_idles}};
     };
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
-        decisions.memory_waits += r->host_decisions.memory_waits;
-        decisions.blocked_outside += r->host_decisions.blocked_outside;
-        decisions.lockstep_idles += r->host_decisions.lockstep_idles;
+        decisions += r->host_decisions;
         operations += r->portals_ops;
         local += r->portals_local_ops;
         posted += r->posted_served;

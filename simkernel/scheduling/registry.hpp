@@ -178,6 +178,13 @@ struct RankRecord {
         uint64_t memory_waits = 0;     // taken to wait on its memory (a budget of CPU time with no call)
         uint64_t blocked_outside = 0;  // taken for blocked outside (its thread asleep, no CPU time used)
         uint64_t lockstep_idles = 0;   // its threads in lockstep all waited or spun (LockstepIdle)
+        HostDecisions& operator+=(const HostDecisions& other)
+        {
+            memory_waits += other.memory_waits;
+            blocked_outside += other.blocked_outside;
+            lockstep_idles += other.lockstep_idles;
+            return *this;
+        }
     } host_decisions;
     int crash_signal = 0;
     std::string crash_report;

@@ -1,6 +1,6 @@
 """Run summaries compared from run to run: what two runs of a program under --cpu-model zero
 must share, what they may not (the host's figures), and the decisions the server took from
-what the host showed, which say why two runs differ when they do (docs/usage.md, "Run
+what the host showed, which say why two runs differ when they do (docs/usage.md, "The run
 summary"). One list for every check that compares runs."""
 import json
 import re

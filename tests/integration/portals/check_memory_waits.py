@@ -31,9 +31,9 @@ def run(memory_waits, timeout, summary_path, program=program):
                           capture_output=True, text=True, timeout=timeout + 30)
 
 
-def simulated(summary_path):
+def simulated(summary):
     """The summary without what depends on the host."""
-    return json.dumps(run_summary.simulated_part(run_summary.load(summary_path)), sort_keys=True, indent=1)
+    return json.dumps(run_summary.simulated_part(summary), sort_keys=True, indent=1)
 
 
 results = []
@@ -50,9 +50,9 @@ with tempfile.TemporaryDirectory() as d:
         if result.returncode != 0:
             sys.exit(f"run {i}: status {result.returncode}\n{result.stdout}{result.stderr}")
         seen = [(float(a), float(b)) for a, b in SEEN.findall(result.stdout)]
-        summary = simulated(summary_path)
         whole = run_summary.load(summary_path)
-        ends = [r["end_time"] for r in json.loads(summary)["ranks"]]
+        summary = simulated(whole)
+        ends = [r["end_time"] for r in whole["ranks"]]
         print(f"run {i}{' (beside a CPU hog)' if i in HOGGED else ''}: seen at, next calls ended at {seen}; "
               f"rank end times {ends}; host decisions: {run_summary.host_decisions(whole)}")
         # The reader waits for each of the three puts, spinning: simulated time can only
