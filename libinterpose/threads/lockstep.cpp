@@ -372,21 +372,24 @@ void on_preempt_signal(int, siginfo_t* info, void* context)
         }
         if (t_in_lockstep || in_call() || ++me.budgets_in_kernel <= kBudgetsInKernel) return;
     }
+    // The second budget in the same turn, wherever the first was spent. A thread that
+    // computes between two calls has made the next one by then, unless the host charged it a
+    // budget it did not spend: it was taken for a spinner at the very end of a 20 us
+    // computation, the signal taken as it entered its next call (about one run in twenty
+    // under load), and, in the interposer's code or holding a mutex, after a few
+    // microseconds of work with the turn (lockstep_threads.c: 200 us of "CPU time" in a loop
+    // over its 5 threads, one run in forty on an idle host). A spinner loses the turn one
+    // budget later.
+    if (me.armed_epoch != epoch) {
+        me.armed_epoch = epoch;
+        return;
+    }
     // Within the interposer's code, or holding a mutex (for a few budgets at most: a thread
     // may spin holding one): at the end of that code or at the unlock.
     bool holding = me.mutexes_held > 0 && me.budgets_holding++ < kBudgetsHolding;
     if (t_in_lockstep || in_call() || holding) {
         t_preempt_pending = true;
         t_preempt_epoch = epoch;
-        return;
-    }
-    // In the program's code: the second budget in the same turn. A thread that computes
-    // between two calls has made the next one by then, unless the host charged it a budget it
-    // did not spend (it was taken for a spinner at the very end of a 20 us computation, the
-    // signal taken as it entered its next call, in about one run in twenty under load); a
-    // spinner loses the turn one budget later.
-    if (me.armed_epoch != epoch) {
-        me.armed_epoch = epoch;
         return;
     }
     preempt_now();
