@@ -44,7 +44,8 @@ def instructions(launcher, wrapper, server, ranks, program, args, work):
     out.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
     env.update(SERVER_WORK_CALLGRIND_OUT=str(out), SERVER_WORK_SERVER=str(server))
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--simkernel", str(wrapper),
+    # The --timeout also lets the server, slow under valgrind on a loaded host, start.
+    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "1800", "--simkernel", str(wrapper),
                "--set", f"platform.nodes={ranks}", "-n", str(ranks), str(program), *map(str, args)]
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0 or not out.exists():

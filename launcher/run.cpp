@@ -309,7 +309,10 @@ void Supervisor::signal_server(int signal)
 
 int Supervisor::wait_server_ready()
 {
-    TimePoint ready_deadline = after(kServerReadyTimeout);
+    // A --timeout longer than the usual limit is the user's word that the server may start
+    // slowly (under valgrind, behind a --simkernel wrapper).
+    const double ready_limit = std::max(kServerReadyTimeout, plan_.options.timeout);
+    TimePoint ready_deadline = after(ready_limit);
     bool ready = false;
     bool failed = false;  // the server closed the pipe or exited
     while (!ready && !failed) {
@@ -365,7 +368,8 @@ int Supervisor::wait_server_ready()
         status = kExitTimeout;
         log::error("wall-clock timeout of {} s exceeded", plan_.options.timeout);
     } else {
-        log::error("the simulation server did not become ready within {} s", kServerReadyTimeout);
+        log::error("the simulation server did not become ready within {} s (a longer --timeout allows more)",
+                   ready_limit);
     }
     if (server_alive_) signal_server(SIGKILL);
     return status;

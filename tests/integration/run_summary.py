@@ -61,8 +61,11 @@ def host_decisions(summary):
     return line(summary["host_decisions"], False) + (f" ({'; '.join(ranks)})" if ranks else "")
 
 
-def why_runs_differ(first, second, most=8):
-    """What differs between two whole summaries, with the host decisions of each run."""
+def why_runs_differ(first, second, most=8, separator="; "):
+    """What differs between two whole summaries (at most `most` fields, all with None), with
+    the host decisions of each run, the parts joined by `separator`."""
     changed = differences(simulated_part(first), simulated_part(second))
-    shown = "; ".join(changed[:most]) + (f"; and {len(changed) - most} more" if len(changed) > most else "")
-    return f"{shown or 'nothing simulated differs'}; host decisions: {host_decisions(first)} / {host_decisions(second)}"
+    left_out = len(changed) - most if most is not None and len(changed) > most else 0
+    shown = separator.join(changed[:len(changed) - left_out]) + (f"{separator}and {left_out} more" if left_out else "")
+    return (f"{shown or 'nothing simulated differs'}{separator}host decisions: {host_decisions(first)} / "
+            f"{host_decisions(second)}")
