@@ -5,8 +5,11 @@
  * must reach the number of messages sent; a message that fell into the overflow list
  * behind the search would leave it short, as coll/portals4's barrier found.
  *
- * Rank 0 streams MESSAGES zero-byte puts without waiting; rank 1 appends its entry as
- * soon as the first one has landed in the overflow list. */
+ * Rank 0 streams MESSAGES zero-byte puts without waiting, after a PMI barrier at which
+ * rank 1's overflow entry is there (its set-up is the host's CPU time under the measured
+ * CPU model, which a loaded machine can stretch past any fixed simulated delay); rank 1
+ * appends its entry as soon as the first one has landed in the overflow list. */
+#include <pmi.h>
 #include <portals4.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,8 @@ int main(void)
     rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
     ptl_handle_ni_t ni;
     ptl_handle_eq_t eq;
+    int spawned;
+    expect(PMI_Init(&spawned) == PMI_SUCCESS, "PMI_Init");
     PtlInit();
     expect(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni) == PTL_OK, "NI");
     expect(PtlEQAlloc(ni, 4 * MESSAGES, &eq) == PTL_OK, "EQ");
@@ -32,6 +37,7 @@ int main(void)
         ptl_me_t bucket = {NULL, 0, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE, any, 0, ~0ull, 0};
         ptl_handle_me_t h;
         expect(PtlMEAppend(ni, PT, &bucket, PTL_OVERFLOW_LIST, NULL, &h) == PTL_OK, "overflow entry");
+        expect(PMI_Barrier() == PMI_SUCCESS, "PMI_Barrier");
         ptl_event_t event;
         expect(PtlEQWait(eq, &event) == PTL_OK && event.type == PTL_EVENT_PUT && event.ptl_list == PTL_OVERFLOW_LIST,
                "the first message lands in the overflow list");
@@ -58,7 +64,8 @@ int main(void)
         ptl_md_t desc = {NULL, 0, PTL_MD_EVENT_CT_SEND, PTL_EQ_NONE, sent};
         ptl_handle_md_t md;
         expect(PtlMDBind(ni, &desc, &md) == PTL_OK, "MD");
-        usleep(1000); /* simulated: rank 1 has its portal table entry by then */
+        expect(PMI_Barrier() == PMI_SUCCESS, "PMI_Barrier");
+        usleep(1000); /* simulated: rank 1's entry has reached its NIC */
         ptl_process_t peer = {.phys = {1, PID}};
         for (int i = 0; i < MESSAGES; ++i)
             if (PtlPut(md, 0, 0, PTL_NO_ACK_REQ, peer, PT, 0, 0, NULL, 0) != PTL_OK) expect(0, "PtlPut");

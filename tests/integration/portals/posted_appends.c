@@ -13,7 +13,11 @@
  * - LEs of a non-matching NI, likewise.
  *
  * The check script runs it under both CPU models (appends are posted under the zero one
- * only) and reads the run summary. */
+ * only) and reads the run summary. Rank 1 puts only after a PMI barrier at which rank 0's
+ * lists are ready: under the measured CPU model rank 0's set-up is the host's CPU time,
+ * which a loaded machine has stretched past the simulated millisecond rank 1 used to sleep
+ * (its puts found no entry and rank 0 waited for them for good). */
+#include <pmi.h>
 #include <portals4.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +31,12 @@ enum { PID = 9, PT_FULL = 1, PT_SPARE = 2, PT_STREAM = 3, LIST = 6, ENTRIES = 12
 
 static ptl_handle_ni_t ni;
 static ptl_handle_eq_t eq;
+
+/* Both ranks at the same point: rank 0's lists are ready for rank 1's puts. */
+static void ready(void)
+{
+    expect(PMI_Barrier() == PMI_SUCCESS, "PMI_Barrier");
+}
 
 static ptl_me_t use_once(ptl_match_bits_t bits)
 {
@@ -69,6 +79,7 @@ static void limits_and_consumption(void)
     for (int i = 0; i < ENTRIES - LIST; ++i) EXPECT_RC(PtlMEUnlink(spare[i]), PTL_ARG_INVALID);
 
     /* Rank 1's puts (match bits 0 to LIST - 1) consume the first list. */
+    ready();
     int seen = 0;
     while (seen < LIST) {
         ptl_event_t event;
@@ -120,6 +131,7 @@ static void stream(void)
     bucket.ignore_bits = ~0ull;
     ptl_handle_me_t h;
     EXPECT_RC(PtlMEAppend(ni, PT_STREAM, &bucket, PTL_OVERFLOW_LIST, NULL, &h), PTL_OK);
+    ready();
     ptl_event_t event;
     for (int k = 0; k < MESSAGES; ++k) {
         while (PtlEQGet(eq, &event) == PTL_OK) take(&event);
@@ -176,6 +188,8 @@ int main(void)
     ptl_ni_limits_t desired = {0};
     desired.max_list_size = LIST;
     desired.max_entries = ENTRIES;
+    int spawned;
+    EXPECT_RC(PMI_Init(&spawned), PMI_SUCCESS);
     EXPECT_RC(PtlInit(), PTL_OK);
     EXPECT_RC(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, &desired, NULL, &ni), PTL_OK);
     EXPECT_RC(PtlEQAlloc(ni, 1024, &eq), PTL_OK);
@@ -194,9 +208,11 @@ int main(void)
         ptl_handle_md_t md;
         EXPECT_RC(PtlMDBind(ni, &desc, &md), PTL_OK);
         ptl_process_t peer = {.phys = {0, PID}};
-        usleep(1000); /* simulated: rank 0 has filled its lists by then */
+        ready();
+        usleep(1000); /* simulated: rank 0's appends have reached its NIC */
         for (int i = 0; i < LIST; ++i) EXPECT_RC(PtlPut(md, 0, 0, PTL_NO_ACK_REQ, peer, PT_FULL, i, 0, NULL, 0), PTL_OK);
-        usleep(1000); /* and set up its stream */
+        ready();
+        usleep(1000); /* rank 0 has set up its stream */
         for (int k = 0; k < MESSAGES; ++k) {
             if (PtlPut(md, 0, 0, PTL_NO_ACK_REQ, peer, PT_STREAM, k, 0, NULL, 0) != PTL_OK) expect(0, "PtlPut");
             usleep(5);
