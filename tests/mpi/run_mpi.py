@@ -302,9 +302,10 @@ def main(argv):
                 second, second_summary = run_once(launcher, program, configuration, ranks, ppn, components,
                                                   program_args, "zero", interrupted)
                 check(first == second, "two runs under --cpu-model zero printed different output")
-                same = run_summary.simulated_part(first_summary) == run_summary.simulated_part(second_summary)
-                check(same, "two runs under --cpu-model zero have different run summaries:\n  " +
-                      run_summary.why_runs_differ(first_summary, second_summary, most=None, separator="\n  "))
+                if run_summary.simulated_part(first_summary) != run_summary.simulated_part(second_summary):
+                    raise Failure("two runs under --cpu-model zero have different run summaries:\n  " +
+                                  run_summary.why_runs_differ(first_summary, second_summary, most=None,
+                                                              separator="\n  "))
             else:
                 run_once(launcher, program, configuration, ranks, ppn, components, program_args)
     except Skip as e:

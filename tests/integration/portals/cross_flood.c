@@ -29,10 +29,7 @@ int main(void)
     static char target[64], source[64];
     ptl_handle_ni_t ni;
     int spawned;
-    if (PMI_Init(&spawned) != PMI_SUCCESS) {
-        fprintf(stderr, "cross_flood: PMI_Init failed\n");
-        return 2;
-    }
+    CHECK(PMI_Init(&spawned)); /* PMI_SUCCESS is 0, as PTL_OK */
     CHECK(PtlInit());
     CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
     ptl_process_t me, peer;
@@ -53,10 +50,7 @@ int main(void)
     /* Both entries exist before either rank sends: the barrier, then time for the other's
      * append to reach its NIC. A simulated delay alone does not order them under the measured
      * CPU model, where the set-up's cost is the host's CPU time. */
-    if (PMI_Barrier() != PMI_SUCCESS) {
-        fprintf(stderr, "cross_flood: PMI_Barrier failed\n");
-        return 2;
-    }
+    CHECK(PMI_Barrier());
     struct timespec pause = {0, 1000000};
     nanosleep(&pause, NULL);
     for (int i = 0; i < PUTS; ++i) CHECK(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, PT, 0, 0, NULL, 0));
