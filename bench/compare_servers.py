@@ -6,6 +6,12 @@ host is shared and noisy: the runs of the servers alternate, several times.
 
 Usage: bench/compare_servers.py [BUILD_DIR] --simkernel OLD --simkernel NEW
                                 [--repeat R] [--only NAME,...] [--results-only] [--speed-only]
+       bench/compare_servers.py [BUILD_DIR] --build OTHER_BUILD_DIR [...]
+
+`--build DIR` puts a whole build on a side instead of a server alone: its launcher, its
+interposition library (the launcher preloads its own) and its server, for a change on the
+ranks' side or of the protocol between rank and server, which a server alone cannot run.
+BUILD_DIR is then the first side; the programs run are BUILD_DIR's in every case.
 
 Results: each workload runs once per server at a small size under `--cpu-model zero`
 (under the measured model simulated times follow the host's CPU time, and differ from run
@@ -96,7 +102,9 @@ ENVIRONMENT = reference.clean_env(
     {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else None)
 
 
-def launch(launcher, server, args, work, summary=None):
+def launch(side, args, work, summary=None):
+    """`side`: (launcher, server)."""
+    launcher, server = side
     command = [str(launcher), "-q", "--cpu-model", "zero", "--simkernel", str(server), "--timeout", "600"]
     if summary:
         command += ["--summary", str(summary)]
@@ -112,7 +120,7 @@ def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def compare_results(launcher, servers, workloads, only, work):
+def compare_results(servers, workloads, only, work):
     differing = 0
     print("Results, run summaries compared less wall time, pids and memory peaks:")
     for name, args in workloads.checks():
@@ -122,7 +130,7 @@ def compare_results(launcher, servers, workloads, only, work):
         for index, server in enumerate(servers):
             path = work / f"summary-{index}.json"
             path.unlink(missing_ok=True)
-            launch(launcher, server, args, work, path)
+            launch(server, args, work, path)
             summaries.append(host_independent(path))
         same = all(s == summaries[0] for s in summaries[1:])
         makespans = " ".join(str((s or {}).get("makespan")) for s in summaries)
@@ -136,13 +144,13 @@ def compare_results(launcher, servers, workloads, only, work):
     return differing
 
 
-def compare_speed(launcher, servers, workloads, only, repeat, work):
+def compare_speed(servers, workloads, only, repeat, work):
     print(f"\nSpeed: marginal wall µs per iteration, median (min-max) of {repeat} repetitions, "
           "the servers alternating")
     print(f"load average before: {load_average()} at {time.strftime('%H:%M:%S')}")
     names = [f"server {i + 1}" for i in range(len(servers))]
-    for name, server in zip(names, servers):
-        print(f"{name}: {server}")
+    for name, (launcher, server) in zip(names, servers):
+        print(f"{name}: {server} (launcher {launcher})")
     print("| workload | N | " + " | ".join(names) + " | " +
           " | ".join(f"{name} ÷ server 1" for name in names[1:]) + " |")
     print("|---|---|" + "---|" * (2 * len(servers) - 1))
@@ -153,8 +161,8 @@ def compare_speed(launcher, servers, workloads, only, repeat, work):
         for repetition in range(repeat):
             order = list(range(len(servers)))
             for i in (order if repetition % 2 == 0 else reversed(order)):
-                short = launch(launcher, servers[i], args(n), work)
-                long = launch(launcher, servers[i], args(2 * n), work)
+                short = launch(servers[i], args(n), work)
+                long = launch(servers[i], args(2 * n), work)
                 cells[i].append((long - short) / n * 1e6)
         medians = [statistics.median(cells[i]) for i in range(len(servers))]
         shown = [f"{medians[i]:.1f} ({min(cells[i]):.1f}-{max(cells[i]):.1f})" for i in range(len(servers))]
@@ -167,6 +175,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("build", nargs="?", default=str(ROOT / "build"))
     parser.add_argument("--simkernel", action="append", default=[], help="a server binary (two or more)")
+    parser.add_argument("--build", dest="builds", action="append", default=[],
+                        help="another build directory, compared whole (launcher, library, server)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", help="comma-separated workload names")
     parser.add_argument("--results-only", action="store_true")
@@ -174,12 +184,18 @@ def main():
     options = parser.parse_args()
     build = Path(options.build).resolve()
     launcher = build / "launcher" / "s4bxi-launch"
-    servers = [Path(s).resolve() for s in options.simkernel]
-    if not launcher.exists():
-        sys.exit(f"compare_servers: {launcher} not found: build s4bxi first")
+    if options.simkernel and options.builds:
+        sys.exit("compare_servers: give servers (--simkernel) or builds (--build), not both")
+    if options.builds:
+        sides = [build] + [Path(b).resolve() for b in options.builds]
+        servers = [(b / "launcher" / "s4bxi-launch", b / "simkernel" / "s4bxi-simkernel") for b in sides]
+    else:
+        servers = [(launcher, Path(s).resolve()) for s in options.simkernel]
     if len(servers) < 2:
-        sys.exit("compare_servers: give two servers or more (--simkernel OLD --simkernel NEW)")
-    for server in servers:
+        sys.exit("compare_servers: give two servers or more (--simkernel OLD --simkernel NEW), or --build OTHER")
+    for side_launcher, server in servers:
+        if not side_launcher.exists():
+            sys.exit(f"compare_servers: {side_launcher} not found: build s4bxi first")
         if not os.access(server, os.X_OK):
             sys.exit(f"compare_servers: {server} is not an executable server")
     if options.repeat < 1:
@@ -192,9 +208,9 @@ def main():
             print(f"note: {problem}")
         differing = 0
         if not options.speed_only:
-            differing = compare_results(launcher, servers, workloads, only, work)
+            differing = compare_results(servers, workloads, only, work)
         if not options.results_only:
-            compare_speed(launcher, servers, workloads, only, options.repeat, work)
+            compare_speed(servers, workloads, only, options.repeat, work)
     if differing:
         print(f"\n{differing} workload(s) gave other results")
         return 1

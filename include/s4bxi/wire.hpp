@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 17;
+inline constexpr uint32_t kVersion = 18;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -235,7 +235,7 @@ struct PostedCommand {
     uint32_t op;      // Op::PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic, PtlSwap, PtlCTInc, PtlCTSet, PtlMEAppend, PtlTriggered
     uint32_t reserved;
     uint64_t cpu_ns;  // as Request::cpu_ns: CPU time of the simulated thread since the previous command
-    alignas(8) uint8_t args[264];  // DataArgs, FetchArgs, CTArgs, MEAppendArgs, TriggeredArgs
+    alignas(8) uint8_t args[264];  // DataCommand, CTArgs, MEAppendArgs, TriggeredArgs
 };
 
 struct alignas(64) Slot {
@@ -502,6 +502,21 @@ struct FetchArgs {  // PtlFetchAtomic, PtlSwap: `data.md` is the put MD (the ope
     uint64_t local_get_offset;
     uint8_t operand[32];  // PtlSwap's compare/mask operand: one element of the datatype
 };
+
+// The bytes of a small payload, copied by the rank from its MD at the call, so that the
+// server need not read them from the rank's memory (a system call per message): a Put's,
+// an Atomic's, a FetchAtomic's or a Swap's whose MD is no I/O vector, up to
+// kCarriedPayloadBytes. Triggered operations carry none: their payload is read when they
+// fire (docs/model.md "How payloads move").
+inline constexpr size_t kCarriedPayloadBytes = 64;
+
+struct DataCommand {  // PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic, PtlSwap, posted or not
+    FetchArgs fetch;          // only `data` for Put, Get and Atomic
+    uint32_t carried_length;  // 0 (none), or the call's length: its payload is `carried`
+    uint32_t reserved;
+    uint8_t carried[kCarriedPayloadBytes];
+};
+static_assert(sizeof(DataCommand) <= sizeof(PostedCommand::args));
 
 struct MapArgs {  // the map itself stays in the rank's memory: the server reads or writes it
     uint32_t ni;

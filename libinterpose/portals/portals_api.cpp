@@ -60,12 +60,14 @@ int not_supported(const char* what)
 }
 
 // A Put, Get, Atomic, FetchAtomic or Swap: posted without waiting when the server cannot
-// refuse it (posted_commands.hpp). The server reads only `data` of the first three.
+// refuse it (posted_commands.hpp), a small payload carried in the command either way.
 int data_call(wire::Op op, const wire::FetchArgs& args)
 {
-    if (posted::try_post(op, args)) return PTL_OK;
-    bool fetch = op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap;
-    int rc = fetch ? call(op, &args, sizeof args).rc : call(op, &args.data, sizeof args.data).rc;
+    wire::DataCommand command{};
+    command.fetch = args;
+    posted::carry_payload(op, command);
+    if (posted::try_post(op, command)) return PTL_OK;
+    int rc = call(op, &command, sizeof command).rc;
     if (rc == PTL_OK) posted::target_reached(args.data.md, args.data.target);
     return rc;
 }

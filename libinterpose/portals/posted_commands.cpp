@@ -28,6 +28,7 @@ struct KnownNi {
 struct KnownMd {
     uint32_t ni = 0;
     uint32_t options = 0;
+    uint64_t start = 0;
     uint64_t length = 0;
     bool has_eq = false;
     bool has_ct = false;
@@ -149,7 +150,11 @@ void triggers_cancelled(uint32_t ct)
 void md_bound(uint32_t md, uint32_t ni, const ptl_md_t& description)
 {
     std::lock_guard lock(g_mutex);
-    g_mds[md] = KnownMd{ni_index(ni), description.options, description.length, description.eq_handle != PTL_EQ_NONE,
+    g_mds[md] = KnownMd{ni_index(ni),
+                        description.options,
+                        reinterpret_cast<uint64_t>(description.start),
+                        description.length,
+                        description.eq_handle != PTL_EQ_NONE,
                         description.ct_handle != PTL_CT_NONE};
 }
 
@@ -224,16 +229,33 @@ bool acceptable(wire::Op op, const wire::FetchArgs& f)
 
 }  // namespace
 
-bool try_post(wire::Op op, const wire::FetchArgs& args)
+void carry_payload(wire::Op op, wire::DataCommand& command)
+{
+    const wire::DataArgs& a = command.fetch.data;
+    command.carried_length = 0;
+    if (op == wire::Op::PtlGet || a.length == 0 || a.length > wire::kCarriedPayloadBytes) return;
+    const void* payload = nullptr;
+    {
+        std::lock_guard lock(g_mutex);
+        auto found = g_mds.find(a.md);
+        if (found == g_mds.end()) return;
+        const KnownMd& m = found->second;
+        // Out of the MD: the server refuses the call, and reads nothing.
+        if ((m.options & PTL_IOVEC) || a.local_offset > m.length || a.length > m.length - a.local_offset) return;
+        payload = reinterpret_cast<const void*>(m.start + a.local_offset);
+    }
+    std::memcpy(command.carried, payload, a.length);
+    command.carried_length = static_cast<uint32_t>(a.length);
+}
+
+bool try_post(wire::Op op, const wire::DataCommand& command)
 {
     if (!on_simulated_thread()) return false;
     {
         std::lock_guard lock(g_mutex);
-        if (!acceptable(op, args)) return false;
+        if (!acceptable(op, command.fetch)) return false;
     }
-    // The server reads a FetchArgs for the fetching operations, a DataArgs for the others.
-    if (op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap) return post(op, &args, sizeof args);
-    return post(op, &args.data, sizeof args.data);
+    return post(op, &command, sizeof command);
 }
 
 bool try_post_counter(wire::Op op, const wire::CTArgs& args)

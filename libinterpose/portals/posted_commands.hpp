@@ -33,10 +33,15 @@ void ct_freed(uint32_t ct);  // before the call
 void triggered_registered(uint32_t trigger_ct);
 void triggers_cancelled(uint32_t ct);
 
+// Copies the payload of a PtlPut, PtlAtomic, PtlFetchAtomic or PtlSwap into `command`
+// when it is small enough to be carried (wire::DataCommand): the caller's memory, now, as
+// the server would read it at the call.
+void carry_payload(wire::Op op, wire::DataCommand& command);
+
 // Posts a PtlPut, PtlGet, PtlAtomic, PtlFetchAtomic or PtlSwap (`op`) the server would
-// accept (args.data alone for the first three); false when it must go to the server as a
-// call.
-bool try_post(wire::Op op, const wire::FetchArgs& args);
+// accept (command.fetch.data alone for the first three); false when it must go to the
+// server as a call.
+bool try_post(wire::Op op, const wire::DataCommand& command);
 
 // Posts a PtlCTInc or PtlCTSet the server would accept; false when it must be a call.
 bool try_post_counter(wire::Op op, const wire::CTArgs& args);

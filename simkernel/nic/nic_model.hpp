@@ -254,8 +254,9 @@ void set_counter(RankPortals& owner, uint32_t ct, ptl_ct_event_t value);
 // and queues the command itself (no PCIe command write, no command-queue slot).
 void issue_triggered(const TransferPtr& transfer);
 // Reads the payload (Put) or operand (Atomic, FetchAtomic, Swap) from the initiator, or
-// notes that the NIC will read it when the message lands.
-void capture_payload(const TransferPtr& transfer);
+// notes that the NIC will read it when the message lands. `carried`: the bytes the rank
+// copied into its command at the call (wire::DataCommand), taken instead of a read now.
+void capture_payload(const TransferPtr& transfer, const uint8_t* carried = nullptr);
 // The initiator can no longer guarantee its buffers (MD, NI or library released, process
 // ending): the payloads still to be read from its memory are read now.
 void capture_pending_payloads(RankPortals& initiator);

@@ -1,5 +1,7 @@
 // When a payload is read from the initiator (at once, or when it lands), triggered
 // operations issued by the NIC, and the SEND and failure events of the initiator.
+#include <cstring>
+
 #include "nic/nic_internal.hpp"
 #include "scheduling/registry.hpp"
 #include "services/rank_region.hpp"
@@ -12,10 +14,16 @@ using nic_detail::initiator_event;
 
 namespace {
 
-void read_payload_now(Transfer& t)
+// `carried`: the payload the rank copied into its command at the call, or null.
+void read_payload_now(Transfer& t, const uint8_t* carried = nullptr)
 {
     t.payload_at_delivery = false;
     t.payload = std::make_unique_for_overwrite<unsigned char[]>(t.length);
+    if (carried) {
+        std::memcpy(t.payload.get(), carried, t.length);
+        t.payload_readable = true;
+        return;
+    }
     t.payload_readable =
         t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.get(), t.length);
 }
@@ -28,7 +36,7 @@ bool read_when_it_lands(const Transfer& t)
 
 }  // namespace
 
-void capture_payload(const TransferPtr& transfer)
+void capture_payload(const TransferPtr& transfer, const uint8_t* carried)
 {
     Transfer& t = *transfer;
     if (t.kind == MessageType::Get) return;
@@ -38,7 +46,7 @@ void capture_payload(const TransferPtr& transfer)
     t.payload_at_delivery = t.kind == MessageType::Put && !(t.md.options & PTL_MD_VOLATILE) &&
                             t.length > spec.timings.e2e_context_size && (spec.e2e || t.ack_req != PTL_NO_ACK_REQ);
     if (!t.payload_at_delivery) {
-        read_payload_now(t);
+        read_payload_now(t, carried);
         return;
     }
     auto& pending = t.initiator->payloads_in_memory;

@@ -94,9 +94,9 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
 
 wire::FetchArgs Call::fetch_args(MessageType kind) const
 {
-    if (kind == MessageType::FetchAtomic) return args<wire::FetchArgs>();
+    if (kind == MessageType::FetchAtomic) return args<wire::DataCommand>().fetch;
     wire::FetchArgs f{};
-    f.data = args<wire::DataArgs>();
+    f.data = args<wire::DataCommand>().fetch.data;
     return f;
 }
 
@@ -105,7 +105,8 @@ int Call::data(MessageType kind, bool swap)
 {
     TransferPtr t;
     if (int rc = prepare(kind, swap, fetch_args(kind), t); rc != PTL_OK) return rc;
-    capture_payload(t);
+    const auto& command = args<wire::DataCommand>();
+    capture_payload(t, command.carried_length > 0 && command.carried_length == t->length ? command.carried : nullptr);
     ++r_.portals_ops;
     ++r_.messages_sent;
     if (kind != MessageType::Get) r_.bytes_sent += t->length;

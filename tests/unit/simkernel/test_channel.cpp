@@ -13,6 +13,10 @@ TEST_CASE("wire structures have fixed sizes")
     STATIC_REQUIRE(sizeof(wire::Request) == 40 + wire::kArgBytes);
     STATIC_REQUIRE(sizeof(wire::Reply) == 32 + wire::kArgBytes);
     STATIC_REQUIRE(sizeof(wire::DataArgs) == 2 * 4 + 7 * 8 + 4 * 4);
+    // A data command: the arguments, then the carried payload's length and bytes.
+    STATIC_REQUIRE(sizeof(wire::FetchArgs) == sizeof(wire::DataArgs) + 2 * 4 + 8 + 32);
+    STATIC_REQUIRE(offsetof(wire::DataCommand, carried_length) == sizeof(wire::FetchArgs));
+    STATIC_REQUIRE(sizeof(wire::DataCommand) == sizeof(wire::FetchArgs) + 2 * 4 + wire::kCarriedPayloadBytes);
     STATIC_REQUIRE(sizeof(wire::EventReply) == 8 + wire::kEventBytes);
     STATIC_REQUIRE(alignof(wire::Slot) == 64);
 }
