@@ -105,8 +105,11 @@ int Call::data(MessageType kind, bool swap)
 {
     TransferPtr t;
     if (int rc = prepare(kind, swap, fetch_args(kind), t); rc != PTL_OK) return rc;
+    // A carried payload is the call's whole payload, or none (a malformed length reads nothing).
     const auto& command = args<wire::DataCommand>();
-    capture_payload(t, command.carried_length > 0 && command.carried_length == t->length ? command.carried : nullptr);
+    const bool carried = command.carried_length > 0 && command.carried_length <= wire::kCarriedPayloadBytes &&
+                         command.carried_length == t->length;
+    capture_payload(t, carried ? command.carried : nullptr);
     ++r_.portals_ops;
     ++r_.messages_sent;
     if (kind != MessageType::Get) r_.bytes_sent += t->length;
