@@ -120,17 +120,17 @@ def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def compare_results(servers, workloads, only, work):
+def compare_results(sides, workloads, only, work):
     differing = 0
     print("Results, run summaries compared less wall time, pids and memory peaks:")
     for name, args in workloads.checks():
         if only and name not in only:
             continue
         summaries = []
-        for index, server in enumerate(servers):
+        for index, side in enumerate(sides):
             path = work / f"summary-{index}.json"
             path.unlink(missing_ok=True)
-            launch(server, args, work, path)
+            launch(side, args, work, path)
             summaries.append(host_independent(path))
         same = all(s == summaries[0] for s in summaries[1:])
         makespans = " ".join(str((s or {}).get("makespan")) for s in summaries)
@@ -144,29 +144,29 @@ def compare_results(servers, workloads, only, work):
     return differing
 
 
-def compare_speed(servers, workloads, only, repeat, work):
+def compare_speed(sides, workloads, only, repeat, work):
     print(f"\nSpeed: marginal wall µs per iteration, median (min-max) of {repeat} repetitions, "
-          "the servers alternating")
+          "the sides alternating")
     print(f"load average before: {load_average()} at {time.strftime('%H:%M:%S')}")
-    names = [f"server {i + 1}" for i in range(len(servers))]
-    for name, (launcher, server) in zip(names, servers):
+    names = [f"server {i + 1}" for i in range(len(sides))]
+    for name, (launcher, server) in zip(names, sides):
         print(f"{name}: {server} (launcher {launcher})")
     print("| workload | N | " + " | ".join(names) + " | " +
           " | ".join(f"{name} ÷ server 1" for name in names[1:]) + " |")
-    print("|---|---|" + "---|" * (2 * len(servers) - 1))
+    print("|---|---|" + "---|" * (2 * len(sides) - 1))
     for name, (args, n, _) in workloads.timed().items():
         if only and name not in only:
             continue
-        cells = {i: [] for i in range(len(servers))}
+        cells = {i: [] for i in range(len(sides))}
         for repetition in range(repeat):
-            order = list(range(len(servers)))
+            order = list(range(len(sides)))
             for i in (order if repetition % 2 == 0 else reversed(order)):
-                short = launch(servers[i], args(n), work)
-                long = launch(servers[i], args(2 * n), work)
+                short = launch(sides[i], args(n), work)
+                long = launch(sides[i], args(2 * n), work)
                 cells[i].append((long - short) / n * 1e6)
-        medians = [statistics.median(cells[i]) for i in range(len(servers))]
-        shown = [f"{medians[i]:.1f} ({min(cells[i]):.1f}-{max(cells[i]):.1f})" for i in range(len(servers))]
-        ratios = [f"{medians[i] / medians[0]:.2f}" for i in range(1, len(servers))]
+        medians = [statistics.median(cells[i]) for i in range(len(sides))]
+        shown = [f"{medians[i]:.1f} ({min(cells[i]):.1f}-{max(cells[i]):.1f})" for i in range(len(sides))]
+        ratios = [f"{medians[i] / medians[0]:.2f}" for i in range(1, len(sides))]
         print(f"| {name} | {n} | " + " | ".join(shown + ratios) + " |", flush=True)
     print(f"load average after: {load_average()} at {time.strftime('%H:%M:%S')}")
 
@@ -187,13 +187,13 @@ def main():
     if options.simkernel and options.builds:
         sys.exit("compare_servers: give servers (--simkernel) or builds (--build), not both")
     if options.builds:
-        sides = [build] + [Path(b).resolve() for b in options.builds]
-        servers = [(b / "launcher" / "s4bxi-launch", b / "simkernel" / "s4bxi-simkernel") for b in sides]
+        builds = [build] + [Path(b).resolve() for b in options.builds]
+        sides = [(b / "launcher" / "s4bxi-launch", b / "simkernel" / "s4bxi-simkernel") for b in builds]
     else:
-        servers = [(launcher, Path(s).resolve()) for s in options.simkernel]
-    if len(servers) < 2:
+        sides = [(launcher, Path(s).resolve()) for s in options.simkernel]
+    if len(sides) < 2:
         sys.exit("compare_servers: give two servers or more (--simkernel OLD --simkernel NEW), or --build OTHER")
-    for side_launcher, server in servers:
+    for side_launcher, server in sides:
         if not side_launcher.exists():
             sys.exit(f"compare_servers: {side_launcher} not found: build s4bxi first")
         if not os.access(server, os.X_OK):
@@ -208,9 +208,9 @@ def main():
             print(f"note: {problem}")
         differing = 0
         if not options.speed_only:
-            differing = compare_results(servers, workloads, only, work)
+            differing = compare_results(sides, workloads, only, work)
         if not options.results_only:
-            compare_speed(servers, workloads, only, options.repeat, work)
+            compare_speed(sides, workloads, only, options.repeat, work)
     if differing:
         print(f"\n{differing} workload(s) gave other results")
         return 1

@@ -183,6 +183,12 @@ void target_reached(uint32_t md, uint64_t target)
 
 namespace {
 
+// [offset, offset + length) lies within the MD's bytes (no overflow).
+bool within(const KnownMd& md, uint64_t offset, uint64_t length)
+{
+    return offset <= md.length && length <= md.length - offset;
+}
+
 // Every check of the server's Call::prepare on a data call, on what the rank knows; the
 // caller holds g_mutex. False when the server could refuse the call.
 bool acceptable(wire::Op op, const wire::FetchArgs& f)
@@ -203,7 +209,7 @@ bool acceptable(wire::Op op, const wire::FetchArgs& f)
         auto get = g_mds.find(f.get_md);
         if (get == g_mds.end() || get->second.ni != m.ni || (get->second.options & PTL_IOVEC)) return false;
         const KnownMd& g = get->second;
-        if (f.local_get_offset > g.length || a.length > g.length - f.local_get_offset) return false;
+        if (!within(g, f.local_get_offset, a.length)) return false;
         if (a.length > n.limits.max_fetch_atomic_size || a.length > n.limits.max_atomic_size) return false;
         bool swap_op = a.atomic_op >= PTL_SWAP && a.atomic_op <= PTL_MSWAP;
         if ((op == wire::Op::PtlSwap) != swap_op || !operation_allowed(a.atomic_op, a.atomic_type)) return false;
@@ -211,7 +217,7 @@ bool acceptable(wire::Op op, const wire::FetchArgs& f)
         if (a.length % element != 0) return false;
         if (op == wire::Op::PtlSwap && a.atomic_op != PTL_SWAP && a.length != element) return false;
     }
-    if (a.local_offset > m.length || a.length > m.length - a.local_offset) return false;
+    if (!within(m, a.local_offset, a.length)) return false;
     if (a.length > n.limits.max_msg_size) return false;
     if (op == wire::Op::PtlPut || op == wire::Op::PtlAtomic) {
         if (a.ack_req > PTL_OC_ACK_REQ) return false;
@@ -241,7 +247,7 @@ void carry_payload(wire::Op op, wire::DataCommand& command)
         if (found == g_mds.end()) return;
         const KnownMd& m = found->second;
         // Out of the MD: the server refuses the call, and reads nothing.
-        if ((m.options & PTL_IOVEC) || a.local_offset > m.length || a.length > m.length - a.local_offset) return;
+        if ((m.options & PTL_IOVEC) || !within(m, a.local_offset, a.length)) return;
         payload = reinterpret_cast<const void*>(m.start + a.local_offset);
     }
     std::memcpy(command.carried, payload, a.length);

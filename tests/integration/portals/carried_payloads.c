@@ -107,7 +107,6 @@ static void initiator(ptl_handle_ni_t ni, ptl_handle_eq_t eq)
         const struct test_case *t = &cases[c];
         ptl_size_t remote = AREA + c * 128;
         int64_t operand = operand_of(c);
-        int events = 2;
         switch (t->kind) {
         case PUT:
             for (size_t i = 0; i < t->length; ++i) source[i] = pattern(c, i);
@@ -136,7 +135,7 @@ static void initiator(ptl_handle_ni_t ni, ptl_handle_eq_t eq)
             memset(source, 0xee, sizeof source);
             break;
         }
-        for (int e = 0; e < events; ++e) {
+        for (int e = 0; e < 2; ++e) { /* SEND, then ACK or REPLY */
             ptl_event_t event = next_event(eq);
             expect(event.ni_fail_type == PTL_NI_OK, t->name, "an event failed");
         }
