@@ -250,80 +250,100 @@ def build_reference(source, cache_root):
 # ---------------------------------------------------------------------------------------
 # Runs
 
-class Simulators:
-    """Builds the programs of each side and runs one workload on one side."""
+def settings(ranks):
+    """s4bxi's settings of a row: one rank per node of the built-in platform."""
+    return [f"platform.nodes={ranks}"]
 
-    def __init__(self, build, work, prefix, timeout):
-        self.build, self.work, self.prefix, self.timeout = build, work, prefix, timeout
+
+def arguments(row, iterations, mpi):
+    if row.kind == "pingpong":  # MPI: the payload is not touched, as by message_rate
+        return [str(iterations), str(row.size)] + (["0"] if mpi else [])
+    return [str(iterations), str(row.size // 4)] if mpi else [str(iterations)]  # MPI: ints
+
+
+def portals_programs(build):
+    return {kind: build / "bench" / program for kind, program in
+            (("pingpong", "message_rate"), ("allreduce", "allreduce"))}
+
+
+class Reference:
+    """S4BXI's side of a Portals row: the programs built against the installed reference,
+    a platform generated from s4bxi's configuration, and the command line that runs them
+    (bench/server_work.py counts the instructions of the same runs)."""
+
+    def __init__(self, build, work, prefix):
+        self.work, self.prefix = work, prefix
         self.launcher = build / "launcher" / "s4bxi-launch"
-        self.mpi, self.mpi_problems = mpi_compare.compile_programs(work, ("mpi_pingpong", "mpi_allreduce"))
-        self.runners = mpi_compare.Runners(build, work, timeout)
-        # Nothing of the programs' own work is simulated, as under --cpu-model zero; the
-        # allreduce is recursive doubling, as bench/allreduce.c's.
-        self.runners.smpi_options += ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/allreduce:rdb"]
-        self.portals = {kind: build / "bench" / program for kind, program in
-                        (("pingpong", "message_rate"), ("allreduce", "allreduce"))}
-        self.reference_libraries = self.build_reference_programs() if prefix else {}
+        self.libraries = self.build_programs(portals_programs(build))
         self.configs = {}
 
-    def build_reference_programs(self):
+    def build_programs(self, programs):
         cc = os.environ.get("CC", "cc")
         glue_source, glue = self.work / "glue_reference.c", self.work / "glue_reference.o"
         glue_source.write_text(reference.GLUE_REFERENCE + GLUE_PMI)
         reference.run([cc, "-O2", "-fPIC", "-c", f"-I{self.prefix / 'include'}", glue_source, "-o", glue])
         libraries = {}
-        for kind, program in self.portals.items():
+        for kind, program in programs.items():
             library = self.work / f"lib{program.name}.so"
             reference.build_reference(cc, ROOT, self.prefix, HERE / f"{program.name}.c", glue, library,
                                       [f"-I{ROOT / 'include'}"])  # pmi.h
             libraries[kind] = library
         return libraries
 
-    def settings(self, ranks):
-        return [f"platform.nodes={ranks}"]
-
     def config(self, ranks):
         if ranks not in self.configs:
             self.configs[ranks] = reference.s4bxi_config(self.launcher, ROOT / "platforms" / "default.toml",
-                                                         self.settings(ranks))
+                                                         settings(ranks))
         return self.configs[ranks]
 
-    def arguments(self, row, iterations, mpi):
-        if row.kind == "pingpong":  # MPI: the payload is not touched, as by message_rate
-            return [str(iterations), str(row.size)] + (["0"] if mpi else [])
-        return [str(iterations), str(row.size // 4)] if mpi else [str(iterations)]  # MPI: ints
-
-    def run(self, side, row, iterations):
-        if side == "SMPI":
-            name = f"mpi_{row.kind}"
-            return self.runners.smpi(self.mpi["smpi", name], row.ranks, self.arguments(row, iterations, True))
-        if side == "s4bxi" and row.mpi:
-            name = f"mpi_{row.kind}"
-            return self.runners.s4bxi(self.mpi["mpi", name], row.ranks, self.arguments(row, iterations, True),
-                                      "zero")
-        args = self.arguments(row, iterations, False)
-        if side == "s4bxi":
-            command = [str(self.launcher), "-q", "--cpu-model", "zero", "--timeout", str(self.timeout),
-                       *reference.set_options(self.settings(row.ranks)), "-n", str(row.ranks),
-                       str(self.portals[row.kind]), *args]
-            wall, done = mpi_compare.run(command, self.timeout + 30, reference.clean_env())
-            return mpi_compare.outcome(wall, None if done and done.returncode == 124 else done)
+    def command(self, row, iterations):
+        """The command line and environment of a run of `iterations` of `row`."""
         config = self.config(row.ranks)
         e2e = config.get("nic.e2e", "true") == "true"
         platform = self.work / f"reference-{row.ranks}.xml"
         if not platform.exists():
             platform.write_text(reference.reference_platform_xml(config))
-        library = self.reference_libraries[row.kind]
+        library = self.libraries[row.kind]
         deploy = self.work / f"deploy-{row.kind}.xml"
-        deploy.write_text(reference.reference_deployment_xml(args, e2e, row.ranks))
+        deploy.write_text(reference.reference_deployment_xml(arguments(row, iterations, False), e2e, row.ranks))
         command = [str(self.prefix / "bin" / "s4bximain"), str(platform), str(deploy), str(library),
                    library.stem.removeprefix("lib")]
-        env = reference.reference_env(config, self.prefix, None)
+        return command, reference.reference_env(config, self.prefix, None)
+
+
+class Simulators:
+    """Builds the programs of each side and runs one workload on one side."""
+
+    def __init__(self, build, work, prefix, timeout):
+        self.build, self.work, self.timeout = build, work, timeout
+        self.launcher = build / "launcher" / "s4bxi-launch"
+        self.mpi, self.mpi_problems = mpi_compare.compile_programs(work, ("mpi_pingpong", "mpi_allreduce"))
+        self.runners = mpi_compare.Runners(build, work, timeout)
+        # Nothing of the programs' own work is simulated, as under --cpu-model zero; the
+        # allreduce is recursive doubling, as bench/allreduce.c's.
+        self.runners.smpi_options += ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/allreduce:rdb"]
+        self.portals = portals_programs(build)
+        self.reference = Reference(build, work, prefix) if prefix else None
+
+    def run(self, side, row, iterations):
+        if side == "SMPI":
+            name = f"mpi_{row.kind}"
+            return self.runners.smpi(self.mpi["smpi", name], row.ranks, arguments(row, iterations, True))
+        if side == "s4bxi" and row.mpi:
+            name = f"mpi_{row.kind}"
+            return self.runners.s4bxi(self.mpi["mpi", name], row.ranks, arguments(row, iterations, True), "zero")
+        if side == "s4bxi":
+            command = [str(self.launcher), "-q", "--cpu-model", "zero", "--timeout", str(self.timeout),
+                       *reference.set_options(settings(row.ranks)), "-n", str(row.ranks),
+                       str(self.portals[row.kind]), *arguments(row, iterations, False)]
+            wall, done = mpi_compare.run(command, self.timeout + 30, reference.clean_env())
+            return mpi_compare.outcome(wall, None if done and done.returncode == 124 else done)
+        command, env = self.reference.command(row, iterations)
         return mpi_compare.outcome(*mpi_compare.run(command, self.timeout, env))
 
     def available(self, side, row):
         if side == "S4BXI":
-            return not row.mpi and self.prefix is not None
+            return not row.mpi and self.reference is not None
         if side == "SMPI":
             return self.mpi["smpi", f"mpi_{row.kind}"] is not None
         if row.mpi:

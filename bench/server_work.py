@@ -9,11 +9,16 @@ Each workload runs under --cpu-model zero with N and with 2N iterations, the ser
 server waits for its ranks by spinning a little before it sleeps, so a count moves by
 about 0.1 % from run to run; a change of the model's work per message shows above that.
 
-Usage: bench/server_work.py [BUILD_DIR] [--simkernel PATH ...] [--only mr8,ar16]
+Usage: bench/server_work.py [BUILD_DIR] [--simkernel PATH ...] [--s4bxi-source DIR] [--only mr8,ar16]
 
 --simkernel compares other server binaries (built from other commits, with the same
 launcher and ranks of BUILD_DIR): each is given a column, and every workload runs on each
-in turn. Needs valgrind (Debian's `valgrind` package).
+in turn. --s4bxi-source DIR adds the reference simulator S4BXI, built from that tree as by
+bench/compare_simulators.py (and cached with it): the instructions of its whole process
+(SimGrid, its NIC actors, the program's ranks as actors) per iteration of the same
+programs, and the server's count divided by it. The ranks' own instructions are not in
+the server's count (what they execute while they wait depends on the host's load, not on
+the model). Needs valgrind (Debian's `valgrind` package).
 """
 import argparse
 import os
@@ -23,15 +28,22 @@ import sys
 import tempfile
 from pathlib import Path
 
+import compare_simulators
+
 ROOT = Path(__file__).resolve().parent.parent
 
-# name, description, ranks, program, argument builder, N
+# name, description, ranks, program, argument builder, N, the same as a row of compare_simulators
 WORKLOADS = [
-    ("mr8", "Portals ping-pong 8 B, per round trip", 2, "message_rate", lambda n: [n, 8], 1000),
-    ("mr64k", "Portals ping-pong 64 KiB, per round trip", 2, "message_rate", lambda n: [n, 65536], 200),
-    ("ar2", "8 B allreduce, 2 ranks, per allreduce", 2, "allreduce", lambda n: [n], 1000),
-    ("ar16", "8 B allreduce, 16 ranks, per allreduce", 16, "allreduce", lambda n: [n], 40),
-    ("ar64", "8 B allreduce, 64 ranks, per allreduce", 64, "allreduce", lambda n: [n], 4),
+    ("mr8", "Portals ping-pong 8 B, per round trip", 2, "message_rate", lambda n: [n, 8], 1000,
+     compare_simulators.Row("", "pingpong", 2, 8, 0, 0)),
+    ("mr64k", "Portals ping-pong 64 KiB, per round trip", 2, "message_rate", lambda n: [n, 65536], 200,
+     compare_simulators.Row("", "pingpong", 2, 65536, 0, 0)),
+    ("ar2", "8 B allreduce, 2 ranks, per allreduce", 2, "allreduce", lambda n: [n], 1000,
+     compare_simulators.Row("", "allreduce", 2, 8, 0, 0)),
+    ("ar16", "8 B allreduce, 16 ranks, per allreduce", 16, "allreduce", lambda n: [n], 40,
+     compare_simulators.Row("", "allreduce", 16, 8, 0, 0)),
+    ("ar64", "8 B allreduce, 64 ranks, per allreduce", 64, "allreduce", lambda n: [n], 4,
+     compare_simulators.Row("", "allreduce", 64, 8, 0, 0)),
 ]
 
 WRAPPER = """#!/bin/sh
@@ -47,6 +59,18 @@ def instructions(launcher, wrapper, server, ranks, program, args, work):
     # The --timeout also lets the server, slow under valgrind on a loaded host, start.
     command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "1800", "--simkernel", str(wrapper),
                "--set", f"platform.nodes={ranks}", "-n", str(ranks), str(program), *map(str, args)]
+    return counted(command, env, out)
+
+
+def reference_instructions(command, env, work):
+    """Instructions of one run of the reference simulator, its whole process."""
+    out = work / "callgrind-reference.out"
+    out.unlink(missing_ok=True)
+    return counted(["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}", *command], env, out)
+
+
+def counted(command, env, out):
+    """Runs `command`, which leaves a callgrind profile in `out`; returns its instruction count."""
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0 or not out.exists():
         sys.exit(f"server_work: {' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -61,6 +85,9 @@ def main():
     parser.add_argument("build", nargs="?", default=str(ROOT / "build"))
     parser.add_argument("--simkernel", action="append", default=[], help="a server binary to compare")
     parser.add_argument("--only", help="comma-separated workload names")
+    parser.add_argument("--s4bxi-source", type=Path, help="source tree of the reference simulator S4BXI")
+    parser.add_argument("--cache", type=Path, default=compare_simulators.cache_root(),
+                        help="where the reference is built (as for bench/compare_simulators.py)")
     options = parser.parse_args()
     build = Path(options.build).resolve()
     launcher = build / "launcher" / "s4bxi-launch"
@@ -73,19 +100,29 @@ def main():
     if options.only:
         wanted = options.only.split(",")
         workloads = [w for w in WORKLOADS if w[0] in wanted]
+    prefix = None
+    if options.s4bxi_source:
+        prefix = compare_simulators.build_reference(options.s4bxi_source, options.cache.expanduser())
     with tempfile.TemporaryDirectory(prefix="s4bxi-server-work-") as tmp:
         work = Path(tmp)
         wrapper = work / "callgrind-server"
         wrapper.write_text(WRAPPER)
         wrapper.chmod(0o755)
-        print("| workload | " + " | ".join(str(s) for s in servers) + " |")
-        print("|---|" + "---|" * len(servers))
-        for name, label, ranks, program, arguments, n in workloads:
-            cells = []
+        reference = compare_simulators.Reference(build, work, prefix) if prefix else None
+        header = [str(s) for s in servers] + (["S4BXI (one process)", "server ÷ S4BXI"] if reference else [])
+        print("| workload | " + " | ".join(header) + " |")
+        print("|---|" + "---|" * len(header))
+        for name, label, ranks, program, arguments, n, row in workloads:
+            per_iteration = []
             for server in servers:
                 counts = [instructions(launcher, wrapper, server, ranks, build / "bench" / program, arguments(k), work)
                           for k in (n, 2 * n)]
-                cells.append(f"{(counts[1] - counts[0]) / n / 1000:.1f}k")
+                per_iteration.append((counts[1] - counts[0]) / n)
+            cells = [f"{count / 1000:.1f}k" for count in per_iteration]
+            if reference:
+                counts = [reference_instructions(*reference.command(row, k), work) for k in (n, 2 * n)]
+                theirs = (counts[1] - counts[0]) / n
+                cells += [f"{theirs / 1000:.1f}k", f"{per_iteration[-1] / theirs:.2f}"]
             print(f"| {label} (N = {n}) | " + " | ".join(cells) + " |", flush=True)
 
 
