@@ -9,7 +9,7 @@ Each workload runs under --cpu-model zero with N and with 2N iterations, the ser
 server waits for its ranks by spinning a little before it sleeps, so a count moves by
 about 0.1 % from run to run; a change of the model's work per message shows above that.
 
-Usage: bench/server_work.py [BUILD_DIR] [--simkernel PATH ...] [--s4bxi-source DIR] [--only mr8,ar16]
+Usage: bench/server_work.py [BUILD_DIR] [--simkernel PATH ...] [--s4bxi-source DIR] [--only mr8,ar16] [--quick]
 
 --simkernel compares other server binaries (built from other commits, with the same
 launcher and ranks of BUILD_DIR): each is given a column, and every workload runs on each
@@ -18,7 +18,9 @@ bench/compare_simulators.py (and cached with it): the instructions of its whole 
 (SimGrid, its NIC actors, the program's ranks as actors) per iteration of the same
 programs, and the server's count divided by it. The ranks' own instructions are not in
 the server's count (what they execute while they wait depends on the host's load, not on
-the model). Needs valgrind (Debian's `valgrind` package).
+the model). --s4bxi-source defaults to $S4BXI_REFERENCE_SOURCE, as for compare_simulators.py.
+--quick runs a tenth of the iterations: a smoke test, not a measurement. Needs valgrind
+(Debian's `valgrind` package).
 """
 import argparse
 import os
@@ -85,10 +87,15 @@ def main():
     parser.add_argument("build", nargs="?", default=str(ROOT / "build"))
     parser.add_argument("--simkernel", action="append", default=[], help="a server binary to compare")
     parser.add_argument("--only", help="comma-separated workload names")
-    parser.add_argument("--s4bxi-source", type=Path, help="source tree of the reference simulator S4BXI")
+    source_variable = compare_simulators.SOURCE_VARIABLE
+    parser.add_argument("--s4bxi-source", type=Path, default=os.environ.get(source_variable) or None,
+                        help="source tree of the reference simulator S4BXI "
+                             f"(default: ${source_variable})")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the iterations: a smoke test")
     parser.add_argument("--cache", type=Path, default=compare_simulators.cache_root(),
                         help="where the reference is built (as for bench/compare_simulators.py)")
     options = parser.parse_args()
+    os.environ.pop(source_variable, None)  # s4bxi-launch refuses S4BXI_* variables it does not know
     build = Path(options.build).resolve()
     launcher = build / "launcher" / "s4bxi-launch"
     servers = [Path(s).resolve() for s in options.simkernel] or [build / "simkernel" / "s4bxi-simkernel"]
@@ -113,6 +120,7 @@ def main():
         print("| workload | " + " | ".join(header) + " |")
         print("|---|" + "---|" * len(header))
         for name, label, ranks, program, arguments, n, row in workloads:
+            n = max(2, n // 10) if options.quick else n
             per_iteration = []
             for server in servers:
                 counts = [instructions(launcher, wrapper, server, ranks, build / "bench" / program, arguments(k), work)
