@@ -116,7 +116,8 @@ def main():
         wrapper.write_text(WRAPPER)
         wrapper.chmod(0o755)
         reference = compare_simulators.Reference(build, work, prefix) if prefix else None
-        header = [str(s) for s in servers] + (["S4BXI (one process)", "server ÷ S4BXI"] if reference else [])
+        ratio = "server ÷ S4BXI" if len(servers) == 1 else "last server ÷ S4BXI"
+        header = [str(s) for s in servers] + (["S4BXI (one process)", ratio] if reference else [])
         print("| workload | " + " | ".join(header) + " |")
         print("|---|" + "---|" * len(header))
         for name, label, ranks, program, arguments, n, row in workloads:
