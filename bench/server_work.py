@@ -34,18 +34,14 @@ import compare_simulators
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name, description, ranks, program, argument builder, N, the same as a row of compare_simulators
+# (name, workload): a workload of compare_simulators.py, `n` the shorter run's iterations here.
+Row = compare_simulators.Row
 WORKLOADS = [
-    ("mr8", "Portals ping-pong 8 B, per round trip", 2, "message_rate", lambda n: [n, 8], 1000,
-     compare_simulators.Row("", "pingpong", 2, 8, 0, 0)),
-    ("mr64k", "Portals ping-pong 64 KiB, per round trip", 2, "message_rate", lambda n: [n, 65536], 200,
-     compare_simulators.Row("", "pingpong", 2, 65536, 0, 0)),
-    ("ar2", "8 B allreduce, 2 ranks, per allreduce", 2, "allreduce", lambda n: [n], 1000,
-     compare_simulators.Row("", "allreduce", 2, 8, 0, 0)),
-    ("ar16", "8 B allreduce, 16 ranks, per allreduce", 16, "allreduce", lambda n: [n], 40,
-     compare_simulators.Row("", "allreduce", 16, 8, 0, 0)),
-    ("ar64", "8 B allreduce, 64 ranks, per allreduce", 64, "allreduce", lambda n: [n], 4,
-     compare_simulators.Row("", "allreduce", 64, 8, 0, 0)),
+    ("mr8", Row("Portals ping-pong 8 B, per round trip", "pingpong", 2, 8, 1000, 0)),
+    ("mr64k", Row("Portals ping-pong 64 KiB, per round trip", "pingpong", 2, 65536, 200, 0)),
+    ("ar2", Row("8 B allreduce, 2 ranks, per allreduce", "allreduce", 2, 8, 1000, 0)),
+    ("ar16", Row("8 B allreduce, 16 ranks, per allreduce", "allreduce", 16, 8, 40, 0)),
+    ("ar64", Row("8 B allreduce, 64 ranks, per allreduce", "allreduce", 64, 8, 4, 0)),
 ]
 
 WRAPPER = """#!/bin/sh
@@ -120,19 +116,20 @@ def main():
         header = [str(s) for s in servers] + (["S4BXI (one process)", ratio] if reference else [])
         print("| workload | " + " | ".join(header) + " |")
         print("|---|" + "---|" * len(header))
-        for name, label, ranks, program, arguments, n, row in workloads:
-            n = max(2, n // 10) if options.quick else n
+        programs = compare_simulators.portals_programs(build)
+        for _, row in workloads:
+            n = max(2, row.n // 10) if options.quick else row.n
             per_iteration = []
             for server in servers:
-                counts = [instructions(launcher, wrapper, server, ranks, build / "bench" / program, arguments(k), work)
-                          for k in (n, 2 * n)]
+                counts = [instructions(launcher, wrapper, server, row.ranks, programs[row.kind],
+                                       compare_simulators.arguments(row, k, False), work) for k in (n, 2 * n)]
                 per_iteration.append((counts[1] - counts[0]) / n)
             cells = [f"{count / 1000:.1f}k" for count in per_iteration]
             if reference:
                 counts = [reference_instructions(*reference.command(row, k), work) for k in (n, 2 * n)]
                 theirs = (counts[1] - counts[0]) / n
                 cells += [f"{theirs / 1000:.1f}k", f"{per_iteration[-1] / theirs:.2f}"]
-            print(f"| {label} (N = {n}) | " + " | ".join(cells) + " |", flush=True)
+            print(f"| {row.label} (N = {n}) | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
