@@ -1,6 +1,9 @@
 // s4bxi-launch: runs a command (or N ranks of a program) on the simulated cluster.
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -12,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/host_calibration.hpp"
 #include "log.hpp"
 #include "openmpi_env.hpp"
 #include "options.hpp"
@@ -101,6 +105,94 @@ int print_config(const RunPlan& plan)
     return 0;
 }
 
+// The calibration tool (s4bxi-calibrate): beside the launcher in the build tree, beside
+// the server in an installation. Empty when s4bxi was built without an MPI compiler.
+std::string calibration_tool(const std::string& launcher_dir, const Siblings& siblings)
+{
+    for (const std::filesystem::path& dir :
+         {std::filesystem::path(launcher_dir), std::filesystem::path(siblings.simkernel).parent_path()}) {
+        std::filesystem::path tool = dir / "s4bxi-calibrate";
+        if (::access(tool.c_str(), X_OK) == 0) return tool.string();
+    }
+    return {};
+}
+
+// The platform's core speed, as the server reads it (its --print-config).
+std::optional<double> platform_core_speed(const RunPlan& plan)
+{
+    std::string command = fmt::format("'{}' --print-config", plan.siblings.simkernel);
+    if (plan.platform) command += fmt::format(" --platform '{}'", *plan.platform);
+    for (const std::string& arg : config_arguments(plan.options)) command += fmt::format(" '{}'", arg);
+    FILE* out = ::popen(command.c_str(), "r");
+    if (!out) return std::nullopt;
+    std::optional<double> speed;
+    char line[512];
+    while (std::fgets(line, sizeof line, out))
+        if (std::strncmp(line, "platform.core_speed", 19) == 0)
+            if (const char* eq = std::strchr(line, '=')) speed = std::strtod(eq + 1, nullptr);
+    ::pclose(out);
+    return speed;
+}
+
+// --calibrate: measures this host afresh, caches it, prints the figures and the factor.
+int calibrate(const RunPlan& plan, const std::string& tool)
+{
+    if (tool.empty()) {
+        log::error("not supported yet: --calibrate without s4bxi-calibrate, which is built only when an MPI "
+                   "compiler (mpicc) is found");
+        return kExitLauncherFailure;
+    }
+    std::string error;
+    auto calibration = host_calibration(tool, true, error);
+    if (!calibration) {
+        log::error("{}", error);
+        return kExitLauncherFailure;
+    }
+    auto speed = platform_core_speed(plan);
+    if (!speed || *speed <= 0) {
+        log::error("cannot read the platform's core_speed (s4bxi-launch --print-config shows the configuration)");
+        return kExitLauncherFailure;
+    }
+    double factor = calibration->flops / *speed;
+    std::cout << fmt::format("host core              {:.4g} flop/s on the reference kernel\n", calibration->flops)
+              << fmt::format("platform core_speed    {:.4g} flop/s\n", *speed)
+              << fmt::format("cpu factor             {:.4g}   (s4bxi-launch --cpu-factor {:.4g} ...: a second of this "
+                             "host's CPU is {:.4g} s on the platform's cores)\n",
+                             factor, factor, factor)
+              << fmt::format("MPI library costs      {}   (ns of this host's CPU per call, on a warm core)\n",
+                             calibration->mpi_costs)
+              << fmt::format("cached in              {}\n",
+                             calibration->source.substr(calibration->source.find(" in ") + 4));
+    return 0;
+}
+
+// The MPI library's costs the ranks are charged (S4BXI_MPI_COST_TABLE), as --mpi-costs
+// asks: empty for its measured CPU time.
+std::string mpi_cost_table(const RunPlan& plan, const std::string& tool, std::string& source)
+{
+    const std::string& asked = plan.options.mpi_costs;
+    if (plan.options.cpu_model == CpuModel::Zero || asked == "measured") return {};
+    std::string table;
+    if (tool.empty()) {
+        log::warning("the MPI library's calls are charged their measured CPU time: s4bxi-calibrate was not built "
+                     "(no mpicc); see docs/time.md");
+    } else {
+        std::string error;
+        auto calibration = host_calibration(tool, false, error);
+        if (!calibration)
+            log::warning("the MPI library's calls are charged their measured CPU time: {}", error);
+        else {
+            table = calibration->mpi_costs;
+            source = calibration->source;
+        }
+    }
+    if (asked != "calibrated") {  // explicit costs, on top of the calibrated ones
+        table = table.empty() ? asked : table + "," + asked;
+        source = source.empty() ? "--mpi-costs" : source + " and --mpi-costs";
+    }
+    return table;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -127,6 +219,7 @@ int main(int argc, char** argv)
         return kExitUsage;
     case ParseOutcome::Kind::Run:
     case ParseOutcome::Kind::PrintConfig:
+    case ParseOutcome::Kind::Calibrate:
         break;
     }
 
@@ -187,5 +280,8 @@ int main(int argc, char** argv)
     plan.siblings = *siblings.value;
 
     if (outcome.kind == ParseOutcome::Kind::PrintConfig) return print_config(plan);
+    std::string tool = calibration_tool(*self.value, plan.siblings);
+    if (outcome.kind == ParseOutcome::Kind::Calibrate) return calibrate(plan, tool);
+    plan.mpi_cost_table = mpi_cost_table(plan, tool, plan.mpi_cost_source);
     return run(plan, environ);
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "s4bxi/config_keys.hpp"
+#include "s4bxi/mpi_costs.hpp"
 #include "s4bxi/timeline_filter.hpp"
 
 #ifndef S4BXI_VERSION
@@ -43,6 +44,7 @@ const std::vector<EnvDefault>& env_defaults()
         {"S4BXI_CPU_MODEL", "--cpu-model"},
         {"S4BXI_CPU_FACTOR", "--cpu-factor"},
         {"S4BXI_CPU_THRESHOLD", "--cpu-threshold"},
+        {"S4BXI_MPI_COSTS", "--mpi-costs"},
         {"S4BXI_MEMORY_WAITS", "--memory-waits"},
         {"S4BXI_LOCKSTEP", "--lockstep"},
         {"S4BXI_TIMEOUT", "--timeout"},
@@ -55,7 +57,8 @@ const std::vector<EnvDefault>& env_defaults()
 
 const std::vector<std::string>& internal_env_names()
 {
-    static const std::vector<std::string> list = {"S4BXI_SOCKET", "S4BXI_RANK", "S4BXI_SIZE", "S4BXI_RANK_PID"};
+    static const std::vector<std::string> list = {"S4BXI_SOCKET", "S4BXI_RANK", "S4BXI_SIZE", "S4BXI_RANK_PID",
+                                                  "S4BXI_MPI_COST_TABLE"};
     return list;
 }
 
@@ -142,6 +145,17 @@ Options:
       --cpu-factor F    scale measured CPU time by F > 0 (default 1)
       --cpu-threshold S ignore computations shorter than S seconds
                         (default 1e-9)
+      --mpi-costs C     measured CPU model: what a call of the MPI library
+                        costs. calibrated: this host's cost of the same call
+                        on a warm core, measured once and cached; measured:
+                        the CPU time the call took in the rank; or
+                        send=NS,receive=NS,poll=NS,collective=NS,
+                        reduce_per_byte=NS, in place of the calibrated
+                        values for the keys given (default calibrated)
+      --calibrate       measure this host (a core's flop/s on a reference
+                        kernel, the MPI library's costs), print them and the
+                        --cpu-factor that makes a core of the platform's
+                        core_speed (--platform), cache them, and exit
       --memory-waits W  zero CPU model: a rank computing with no Portals call
                         for 5 ms of CPU waits on its memory, and simulated
                         time runs to the next write into it: auto (OpenSHMEM
@@ -187,7 +201,7 @@ Options:
 
 Environment:
   S4BXI_PPN, S4BXI_PLATFORM, S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR,
-  S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, S4BXI_LOCKSTEP, S4BXI_SERVICE_RANKS,
+  S4BXI_CPU_THRESHOLD, S4BXI_MPI_COSTS, S4BXI_MEMORY_WAITS, S4BXI_LOCKSTEP, S4BXI_SERVICE_RANKS,
   S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT and S4BXI_LOG_LEVEL give defaults for
   the options of the same name; options win. The model's knobs have variables of
   their own (S4BXI_QUICK_ACKS, S4BXI_MODEL_PCI, S4BXI_MODEL_PCI_COMMANDS,
@@ -219,9 +233,9 @@ struct Raw {
     std::string lockstep;
     std::string np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, timeout, deadlock_timeout, log_level, summary,
         service_ranks;
-    std::string simkernel, preload, trace, timeline, paje, timeline_filter;
+    std::string simkernel, preload, trace, timeline, paje, timeline_filter, mpi_costs;
     std::vector<std::string> sets;
-    bool quiet = false, keep = false, help = false, version = false, print_config = false;
+    bool quiet = false, keep = false, help = false, version = false, print_config = false, calibrate = false;
 };
 
 // Validates one value; `where` names its source for the message ("--ppn" or "S4BXI_PPN").
@@ -258,6 +272,22 @@ struct Checker {
         if (value == "measured") out = CpuModel::Measured;
         else if (value == "zero") out = CpuModel::Zero;
         else fail(where, value, "'measured' or 'zero'");
+    }
+
+    void mpi_costs(const std::string& where, const std::string& value, std::string& out)
+    {
+        if (value == "calibrated" || value == "measured") {
+            out = value;
+            return;
+        }
+        std::string_view culprit;
+        if (value.empty() || !mpicost::parse_costs(value, &culprit)) {
+            fail(where, value,
+                 "'calibrated', 'measured' or costs in ns such as send=60,receive=40,poll=20,collective=20,"
+                 "reduce_per_byte=0.03");
+            return;
+        }
+        out = value;
     }
 
     void auto_on_off(const std::string& where, const std::string& value, std::string& out)
@@ -326,7 +356,7 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
         "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
         "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout",
         "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline",
-        "--paje", "--timeline-filter"};
+        "--paje", "--timeline-filter", "--mpi-costs"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "--" || arg.empty() || arg[0] != '-') break;
@@ -365,6 +395,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     CLI::Option* timeline = app.add_option("--timeline", raw.timeline);
     CLI::Option* paje = app.add_option("--paje", raw.paje);
     CLI::Option* timeline_filter = app.add_option("--timeline-filter", raw.timeline_filter);
+    CLI::Option* mpi_costs = app.add_option("--mpi-costs", raw.mpi_costs);
+    app.add_flag("--calibrate", raw.calibrate);
     app.add_option("--set", raw.sets)->allow_extra_args(false);
     app.add_flag("--print-config", raw.print_config);
     app.add_flag("-q,--quiet", raw.quiet);
@@ -373,7 +405,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, lockstep,
                                 timeout, deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks,
-                                timeline, paje, timeline_filter})
+                                timeline, paje, timeline_filter, mpi_costs})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -412,7 +444,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     for (const auto& [name, value] : env)
         if (name.rfind("S4BXI_", 0) == 0 && !known_env_name(name))
             return error(fmt::format("unknown environment variable {} (known: S4BXI_PPN, S4BXI_PLATFORM, "
-                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MEMORY_WAITS, "
+                                     "S4BXI_CPU_MODEL, S4BXI_CPU_FACTOR, S4BXI_CPU_THRESHOLD, S4BXI_MPI_COSTS, "
+                                     "S4BXI_MEMORY_WAITS, "
                                      "S4BXI_LOCKSTEP, S4BXI_TIMEOUT, S4BXI_DEADLOCK_TIMEOUT, "
                                      "S4BXI_LOG_LEVEL, and the model's knobs listed by s4bxi-launch --print-config)",
                                      name));
@@ -469,6 +502,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     if (auto v = from_env("S4BXI_CPU_FACTOR")) check.real("S4BXI_CPU_FACTOR", *v, true, options.cpu_factor);
     if (auto v = from_env("S4BXI_CPU_THRESHOLD"))
         check.real("S4BXI_CPU_THRESHOLD", *v, false, options.cpu_threshold);
+    if (auto v = from_env("S4BXI_MPI_COSTS")) check.mpi_costs("S4BXI_MPI_COSTS", *v, options.mpi_costs);
     if (auto v = from_env("S4BXI_MEMORY_WAITS")) check.auto_on_off("S4BXI_MEMORY_WAITS", *v, options.memory_waits);
     if (auto v = from_env("S4BXI_LOCKSTEP")) check.auto_on_off("S4BXI_LOCKSTEP", *v, options.lockstep);
     if (auto v = from_env("S4BXI_TIMEOUT")) check.real("S4BXI_TIMEOUT", *v, false, options.timeout);
@@ -487,6 +521,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     if (cpu_model->count()) check.cpu_model("--cpu-model", raw.cpu_model, options.cpu_model);
     if (cpu_factor->count()) check.real("--cpu-factor", raw.cpu_factor, true, options.cpu_factor);
     if (cpu_threshold->count()) check.real("--cpu-threshold", raw.cpu_threshold, false, options.cpu_threshold);
+    if (mpi_costs->count()) check.mpi_costs("--mpi-costs", raw.mpi_costs, options.mpi_costs);
     if (memory_waits->count()) check.auto_on_off("--memory-waits", raw.memory_waits, options.memory_waits);
     if (lockstep->count()) check.auto_on_off("--lockstep", raw.lockstep, options.lockstep);
     if (timeout->count()) check.real("--timeout", raw.timeout, false, options.timeout);
@@ -519,7 +554,16 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     options.quiet = raw.quiet;
     options.keep_run_dir = raw.keep;
     options.print_config = raw.print_config;
+    options.calibrate = raw.calibrate;
 
+    if (options.calibrate) {
+        if (!command.empty())
+            return error(fmt::format("--calibrate runs nothing: remove '{}' (see s4bxi-launch --help)", command.front()));
+        ParseOutcome outcome;
+        outcome.kind = ParseOutcome::Kind::Calibrate;
+        outcome.options = std::move(options);
+        return outcome;
+    }
     if (options.print_config) {
         if (!command.empty())
             return error(fmt::format("--print-config runs nothing: remove '{}' (see s4bxi-launch --help)",

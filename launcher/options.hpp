@@ -52,6 +52,11 @@ struct Options {
     std::optional<std::string> paje_file;                        // --paje FILE
     std::optional<std::string> timeline_filter;                  // --timeline-filter ranks=...;time=...
     bool print_config = false;                                   // --print-config: print, run nothing
+    // The MPI library's code under the measured CPU model (docs/time.md "The MPI library's
+    // code"): "calibrated" (this host's costs), "measured" (its CPU time), or the costs
+    // themselves ("send=NS,receive=NS,..."), which replace those calibrated for the keys given.
+    std::string mpi_costs = "calibrated";
+    bool calibrate = false;  // --calibrate: measure this host, print, run nothing
 
     bool spawn_mode() const { return np.has_value(); }
     // World size announced to the server: N in spawn mode, 0 (learned from the ranks) otherwise.
@@ -59,7 +64,7 @@ struct Options {
 };
 
 struct ParseOutcome {
-    enum class Kind { Run, Help, Version, Error, PrintConfig };
+    enum class Kind { Run, Help, Version, Error, PrintConfig, Calibrate };
     Kind kind = Kind::Error;
     Options options;
     // Help: the full help text. Version: the version line. Error: the problem, one line,

@@ -396,6 +396,7 @@ std::vector<std::string> Supervisor::child_environment() const
     if (!old_preload.empty()) preload += ":" + old_preload;
     env.push_back(preload);
     env.push_back("S4BXI_SOCKET=" + socket_path_);
+    if (!plan_.mpi_cost_table.empty()) env.push_back("S4BXI_MPI_COST_TABLE=" + plan_.mpi_cost_table);
     for (const OpenMpiSetting& setting : open_mpi_settings(plan_.siblings.openmpi_components, env, ::geteuid() == 0))
         if (!setting.user_set) env.push_back(setting.name + "=" + setting.value);
     // Under the zero CPU model a thread of GCC's OpenMP runtime waits in a futex at once
@@ -789,6 +790,11 @@ void Supervisor::report_summary(int status)
     std::string read_error;
     std::optional<nlohmann::json> server = read_summary(summary_path_, read_error);
     if (!read_error.empty()) log::warning("{}", read_error);
+    // Which model charged the MPI library's code, and with what costs (docs/time.md).
+    if (server && server->is_object() && plan_.options.cpu_model == CpuModel::Measured)
+        (*server)["mpi_costs"] = {{"model", plan_.mpi_cost_table.empty() ? "measured" : "calibrated"},
+                                  {"costs", plan_.mpi_cost_table},
+                                  {"source", plan_.mpi_cost_source}};
     if (!plan_.options.quiet) log::raw(format_summary(server ? &*server : nullptr, wall_time, status));
     if (plan_.options.summary_file) {
         nlohmann::json out = launcher_summary(server ? &*server : nullptr, wall_time, status, launcher_error_);

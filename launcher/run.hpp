@@ -36,6 +36,10 @@ struct RunPlan {
     std::string program;  // resolved path of options.command[0]
     Siblings siblings;
     std::optional<std::string> platform;  // absolute path, when one was given
+    // The MPI library's costs handed to the ranks (S4BXI_MPI_COST_TABLE; empty: its measured
+    // CPU time is charged) and where they come from (docs/time.md "The MPI library's code").
+    std::string mpi_cost_table;
+    std::string mpi_cost_source;
 };
 
 // Runs the whole protocol and returns the launcher's exit status. `environment` is the

@@ -106,6 +106,43 @@ std::string format_mpi_functions(const json& server, size_t shown = 5)
     return out;
 }
 
+// What charged the simulated compute (measured CPU model), and what the host did meanwhile.
+std::string format_host_and_cpu(const json& server)
+{
+    std::string out;
+    auto row = [&](const char* label, const std::string& value) { out += fmt::format("  {:<20}{}\n", label, value); };
+    auto ranks = server.find("ranks");
+    double compute = 0, library = 0, portals = 0, switches = 0;
+    if (ranks != server.end() && ranks->is_array())
+        for (const json& rank : *ranks) {
+            compute += number(rank, "compute_time").value_or(0);
+            library += number(rank, "mpi_library_time").value_or(0);
+            portals += number(rank, "portals_time").value_or(0);
+            switches += number(rank, "involuntary_switches").value_or(0);
+        }
+    if (auto costs = server.find("mpi_costs"); costs != server.end() && costs->is_object()) {
+        bool calibrated = text(*costs, "model").value_or("") == "calibrated";
+        row("CPU charged", fmt::format("compute {} (measured), MPI library {} ({}), in Portals {} (the NIC model), "
+                                       "all ranks",
+                                       format_seconds(compute), format_seconds(library),
+                                       calibrated ? "calibrated costs: " + text(*costs, "costs").value_or("-")
+                                                  : "measured, in compute",
+                                       format_seconds(portals)));
+    }
+    if (auto load = server.find("host_load"); load != server.end() && load->is_object()) {
+        auto first = [&](const char* key) {
+            auto it = load->find(key);
+            return it != load->end() && it->is_array() && !it->empty() && it->front().is_number()
+                       ? fmt::format("{:.2f}", it->front().get<double>())
+                       : std::string("-");
+        };
+        row("host", fmt::format("load average {} at start, {} at end; the ranks' threads taken off their cores {} "
+                                "times (docs/time.md)",
+                                first("at_start"), first("at_end"), count(switches)));
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string format_summary(const json* server, double wall_time, int exit_status, size_t max_rank_lines)
@@ -160,6 +197,8 @@ std::string format_summary(const json* server, double wall_time, int exit_status
                                               "host's CPU times and thread states)",
                                               count(memory), count(blocked), count(idles)));
     }
+
+    out += format_host_and_cpu(*server);
 
     auto server_peak = number(*server, "server_peak_rss");
     auto rank_peak = number(*server, "largest_rank_peak_rss");

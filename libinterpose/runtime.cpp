@@ -35,6 +35,7 @@
 #include "s4bxi/mirror.hpp"
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/time_math.hpp"
+#include "ticket_lock.hpp"
 #include "time/clock_spin.hpp"
 #include "time/cpu_accounting.hpp"
 #include "threads/lockstep.hpp"
@@ -63,6 +64,7 @@ struct RankState {
     cpuacct::Ledger ledger{};
     ClockSpin clock_spin{};  // zero CPU model: readings that wait for the clock to move
     bool in_reading = false;  // virtual_now() is updating the ledger
+    uint64_t library_charged_ns = 0;  // the MPI library model's charges (enter_library())
     uint32_t posted_head = 0;  // commands the simulated thread posted (post()), as in the slot
     // The mirror's reply count at the simulated thread's last reply: a point of the run
     // that is the same from one run to the next, unlike a catch-up (a full ring's is not).
@@ -86,8 +88,10 @@ thread_local volatile bool t_in_post = false;
 
 void catch_up();
 pid_t current_tid();
-bool try_take_turn();
-void give_turn();
+
+// A rank's threads take turns at its slot and mirror (ticket_lock.hpp). A thread blocked in
+// a Portals wait keeps its turn until the server parks the wait.
+TicketLock g_turn;
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 std::atomic<ClockGettime> g_libc_clock_gettime{nullptr};  // libc's, for host_monotonic_ns()
@@ -117,13 +121,6 @@ int env_int(const char* const* names)
 bool send_fd(int socket_fd, const void* data, size_t size, int fd)
 {
     return wire::send_with_fds(socket_fd, data, size, &fd, fd >= 0 ? 1 : 0);
-}
-
-// Receives the Welcome and the two channel fds (slot, doorbell).
-bool receive_welcome(int socket_fd, wire::Welcome& welcome, int fds[2])
-{
-    if (!wire::receive_with_fds(socket_fd, &welcome, sizeof welcome, fds, 2)) return false;
-    return welcome.status != 0 || (fds[0] >= 0 && fds[1] >= 0);
 }
 
 template <class T>
@@ -166,16 +163,17 @@ uint32_t program_flags()
 }
 
 // Sends the Hello, receives the Welcome and maps the channel. Returns false if refused.
-void attach(int fd, uint32_t flags, const char* size_env_names_unused)
+void attach(int fd, uint32_t flags)
 {
-    (void)size_env_names_unused;
     static const char* const size_names[] = {"S4BXI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                              nullptr};
     wire::Hello hello{wire::kVersion, g_state.rank, env_int(size_names), g_state.pid, g_state.tid, flags};
     if (hello.world_size < 0) hello.world_size = 0;
     if (!send_fd(fd, &hello, sizeof hello, -1)) fatal("registration failed: cannot send");
-    int fds[2];
-    if (!receive_welcome(fd, g_state.welcome, fds)) fatal("registration failed: no answer from the server");
+    int fds[2];  // the Welcome and the two channel fds (slot, doorbell)
+    if (!wire::receive_with_fds(fd, &g_state.welcome, sizeof g_state.welcome, fds, 2) ||
+        (g_state.welcome.status == 0 && (fds[0] < 0 || fds[1] < 0)))
+        fatal("registration failed: no answer from the server");
     if (g_state.welcome.status != 0) {
         g_state.welcome.reason[sizeof g_state.welcome.reason - 1] = '\0';
         fatal(g_state.welcome.reason);
@@ -217,7 +215,7 @@ void register_rank()
             return;
         }
         if (inherited_fd < 0) fatal("exec'd rank lost its registration socket");
-        attach(inherited_fd, wire::kHelloReattach | program_flags(), nullptr);
+        attach(inherited_fd, wire::kHelloReattach | program_flags());
         fcntl(inherited_fd, F_SETFD, 0);
     } else {
         // Not close-on-exec: the rank keeps its registration if it execs another program.
@@ -234,7 +232,7 @@ void register_rank()
                       "(MPI_Comm_spawn, a second mpirun under the same s4bxi-launch)");
             fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
         }
-        attach(fd, program_flags(), nullptr);
+        attach(fd, program_flags());
         char text[32];
         snprintf(text, sizeof text, "%d", g_state.pid);
         setenv("S4BXI_RANK_PID", text, 1);
@@ -288,7 +286,7 @@ void finish_rank(int status)
         return;
     }
     mpi::write_totals();  // drained with the Finalize
-    wire::FinalizeArgs args{status, 0};
+    wire::FinalizeArgs args{status, 0, g_state.library_charged_ns};
     call(wire::Op::Finalize, &args, sizeof args);
     g_state.active = false;
 }
@@ -327,14 +325,14 @@ wire::Mirror* readable_mirror()
 {
     if (!g_state.active || g_state.in_call || g_state.in_reading || !on_simulated_thread() || lockstep::active())
         return nullptr;  // in lockstep, every call is a request: the order of the threads' calls is the run's
-    if (!try_take_turn()) return nullptr;  // another thread's request: ask the server after it
+    if (!g_turn.try_take(current_tid())) return nullptr;  // another thread's request: ask the server after it
     catch_up();  // what the rank reads is as of its last reply, posted commands included
     return &wire::mirror_of(*g_state.slot);
 }
 
 void release_mirror()
 {
-    give_turn();
+    g_turn.give();
 }
 
 wire::Mirror* entry_mirror(uint64_t& replies)
@@ -391,8 +389,8 @@ double sim_time_at_reply()
 
 double clock_at(double sim_time, uint64_t cpu_ns, uint64_t base_ns)
 {
-    if (zero_cpu_model() || cpu_ns <= base_ns) return sim_time;
-    return sim_time + static_cast<double>(cpu_ns - base_ns) * 1e-9 * g_state.welcome.cpu_factor;
+    return timemath::virtual_clock(sim_time, base_ns, cpu_ns, g_state.slot->cpu_frozen_ns.load(std::memory_order_acquire),
+                                   g_state.welcome.cpu_factor, zero_cpu_model());
 }
 
 // A reading of the simulated thread's CPU clock (`cpu_ns`, taken after the host's
@@ -404,7 +402,8 @@ uint64_t account_reading(uint64_t cpu_ns, int64_t wall_entry_ns)
     wire::Slot& slot = *g_state.slot;
     uint64_t slot_base = slot.cpu_at_reply_ns.load(std::memory_order_acquire);
     uint64_t base = g_state.ledger.reading(cpu_ns, wall_entry_ns, slot_base,
-                                           slot.threads_clock_offset_ns.load(std::memory_order_relaxed));
+                                           slot.threads_clock_offset_ns.load(std::memory_order_relaxed),
+                                           slot.cpu_frozen_ns.load(std::memory_order_acquire));
     if (base != slot_base) slot.cpu_at_reply_ns.store(base, std::memory_order_release);
     return base;
 }
@@ -544,6 +543,36 @@ double clock_peek()
     return clock_at(sim_time_at_reply(), thread_cpu_ns(), g_state.slot->cpu_at_reply_ns.load(std::memory_order_acquire));
 }
 
+bool enter_library(uint64_t charge_ns, int64_t wall_entry_ns, double* clock_at_entry)
+{
+    if (!g_state.active || zero_cpu_model() || t_in_call || t_in_post || g_state.in_reading ||
+        g_state.ledger.frozen_ns != 0 || !on_simulated_thread() || lockstep::on_lockstep_thread())
+        return false;
+    g_state.in_reading = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    uint64_t cpu_ns = thread_cpu_ns();
+    *clock_at_entry = clock_at(sim_time_at_reply(), cpu_ns, account_reading(cpu_ns, wall_entry_ns));
+    cpuacct::publish_freeze(*g_state.slot, g_state.ledger, cpu_ns, charge_ns);
+    g_state.library_charged_ns += charge_ns;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_state.in_reading = false;
+    return true;
+}
+
+double leave_library()
+{
+    if (!g_state.active || g_state.ledger.frozen_ns == 0) return clock_peek();
+    g_state.in_reading = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    uint64_t cpu_ns = thread_cpu_ns();
+    double now = clock_at(sim_time_at_reply(), cpu_ns, account_reading(cpu_ns, 0));  // synced with the slot
+    cpuacct::publish_thaw(*g_state.slot, g_state.ledger, cpu_ns);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    g_state.in_reading = false;
+    g_state.ledger.returned(host_monotonic_ns());
+    return now;
+}
+
 wire::CallRecordRing* call_records()
 {
     return g_state.active ? &wire::call_records_of(*g_state.slot) : nullptr;
@@ -624,61 +653,17 @@ void request_abort()
 
 namespace {
 
-// A rank has one slot and one mirror: its threads take turns at them, first come first
-// served (a ticket lock). Open MPI's progress loop calls again as soon as a call returns:
-// a lock that let it take the turn straight back starved the thread that waited to send,
-// while every empty poll moved simulated time on. The thread that has its turn is
-// g_turn_holder; the others sleep on g_turn_serving, counted in the slot's turn_waiters.
-// A thread blocked in a Portals wait keeps its turn until the server parks the wait.
-std::atomic<uint32_t> g_turn_next{0};     // the next ticket to hand out
-std::atomic<uint32_t> g_turn_serving{0};  // the ticket whose turn it is
-std::atomic<int32_t> g_turn_holder{0};
-std::atomic<uint32_t> g_turn_waiters{0};
-
-bool try_take_turn()
-{
-    uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
-    uint32_t free = serving;  // nobody holds or waits: the next ticket is the one served
-    if (!g_turn_next.compare_exchange_strong(free, serving + 1, std::memory_order_acquire, std::memory_order_relaxed))
-        return false;
-    g_turn_holder.store(current_tid(), std::memory_order_relaxed);
-    return true;
-}
-
-
 void take_turn()
 {
     t_waiting_for_turn = true;
-    uint32_t ticket = g_turn_next.fetch_add(1, std::memory_order_acquire);
     // Counted in the slot while it waits, and the gate told: the server parks a blocking
     // wait of the holder's as long as some thread waits (wire::Slot::turn_waiters).
-    bool counted = false;
-    while (true) {
-        uint32_t serving = g_turn_serving.load(std::memory_order_acquire);
-        if (serving == ticket) break;
-        if (!counted) {
-            counted = true;
-            g_state.slot->turn_waiters.fetch_add(1, std::memory_order_seq_cst);
-            ring_doorbell(*g_state.doorbell);
-        }
-        g_turn_waiters.fetch_add(1, std::memory_order_seq_cst);
-        timespec timeout{0, 1000000};
-        if (g_turn_serving.load(std::memory_order_seq_cst) == serving)
-            syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_turn_serving), FUTEX_WAIT, serving, &timeout, nullptr, 0);
-        g_turn_waiters.fetch_sub(1, std::memory_order_relaxed);
-    }
+    bool counted = g_turn.take(current_tid(), [] {
+        g_state.slot->turn_waiters.fetch_add(1, std::memory_order_seq_cst);
+        ring_doorbell(*g_state.doorbell);
+    });
     if (counted) g_state.slot->turn_waiters.fetch_sub(1, std::memory_order_seq_cst);
-    g_turn_holder.store(current_tid(), std::memory_order_relaxed);
     t_waiting_for_turn = false;
-}
-
-void give_turn()
-{
-    g_turn_holder.store(0, std::memory_order_relaxed);
-    g_turn_serving.fetch_add(1, std::memory_order_seq_cst);
-    // Every sleeper looks: only the one with the next ticket goes on.
-    if (g_turn_waiters.load(std::memory_order_seq_cst) > 0)
-        syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_turn_serving), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
 class SlotTurn {
@@ -688,7 +673,7 @@ public:
         // Only a signal handler finds this thread waiting for or holding the turn: it
         // interrupted one of the thread's calls. A mirror read leaves the slot alone, so the
         // handler's request may go on; a request or a wait for the turn may not.
-        const bool holding = g_turn_holder.load(std::memory_order_relaxed) == current_tid();
+        const bool holding = g_turn.holder() == current_tid();
         if (t_waiting_for_turn || (holding && g_state.in_call))
             fatal("not supported yet: a Portals call from a signal handler that interrupted a Portals call of the "
                   "same thread");
@@ -700,7 +685,7 @@ public:
     }
     ~SlotTurn()
     {
-        if (taken_) give_turn();
+        if (taken_) g_turn.give();
     }
     SlotTurn(const SlotTurn&) = delete;
     SlotTurn& operator=(const SlotTurn&) = delete;
@@ -745,6 +730,7 @@ void clock_after_reply(double sim_time, bool accounted)
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_relaxed);
     slot.cpu_at_reply_ns.store(reply_cpu_ns, std::memory_order_relaxed);
     g_state.ledger.replied(reply_cpu_ns);
+    if (g_state.ledger.frozen_ns) slot.cpu_frozen_ns.store(reply_cpu_ns, std::memory_order_relaxed);
     g_state.replies_known.store(wire::mirror_of(slot).replies.load(std::memory_order_acquire), std::memory_order_relaxed);
     publish_threads_clock_offset(timemath::threads_clock_offset(sim_ns, wall_ns));
     g_state.ledger.returned(accounted ? wall_ns : 0);
@@ -813,7 +799,12 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         wire::Request& request = slot.request;
         request.op = static_cast<uint32_t>(op);
         request.seq = request.seq + 1;  // the server's trap also posts on this slot
-        request.cpu_ns = simulated_thread && cpu_ns > base ? cpu_ns - base : 0;
+        // A sleep or a yield in the MPI library's code waits for progress outside the
+        // simulation (TCP, shared memory): the call's CPU time counts from now on, as compute.
+        if (accounted && g_state.ledger.frozen_ns && (op == wire::Op::Yield || op == wire::Op::Sleep))
+            cpuacct::publish_thaw(slot, g_state.ledger, cpu_ns), base = g_state.ledger.base_ns;
+        uint64_t charged_cpu_ns = timemath::charged_cpu_ns(cpu_ns, g_state.ledger.frozen_ns);
+        request.cpu_ns = simulated_thread && charged_cpu_ns > base ? charged_cpu_ns - base : 0;
         request.other_thread = simulated_thread ? 0 : 1;
         request.lockstep = lockstep_call ? 1 : 0;
         request.tid = current_tid();

@@ -119,6 +119,17 @@ bool post(wire::Op op, const void* args, uint32_t args_size);
 // those). On the simulated thread only. For observation (libinterpose/mpi/).
 double clock_peek();
 
+// The simulated thread enters the MPI library, whose code a model charges (`charge_ns` of
+// the thread's CPU time, scaled by cpu_factor as compute is) instead of its measured CPU
+// time: the virtual clock moves by the charge at once and then stands still until
+// leave_library() (docs/time.md "The MPI library's code"). `wall_entry_ns`: the host's
+// CLOCK_MONOTONIC as the application called in (what runs after it is not the
+// application's). Sets `clock_at_entry` to the clock before the charge. Returns false, and
+// changes nothing, where no charge applies: the zero CPU model, another thread, a nested call.
+bool enter_library(uint64_t charge_ns, int64_t wall_entry_ns, double* clock_at_entry);
+// Leaves it: returns the clock, which runs again from here.
+double leave_library();
+
 // The ring of MPI call records shared with the server (s4bxi/call_records.hpp), or null
 // when not a rank.
 wire::CallRecordRing* call_records();

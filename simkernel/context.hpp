@@ -11,6 +11,7 @@
 #include "observation/timeline.hpp"
 #include "s4bxi/wire.hpp"
 #include "scheduling/registry.hpp"
+#include "services/process_memory.hpp"
 
 namespace s4bxi::sim {
 
@@ -81,6 +82,7 @@ struct Context {
     Outcome outcome;
     simgrid::s4u::SemaphorePtr gate_wakeup;  // released by proxies when their rank runs again
     double wall_start = 0.0;
+    HostLoad host_load_at_start;  // for the summary: what else the host was doing
 };
 
 Context& context();

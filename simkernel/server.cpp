@@ -313,6 +313,7 @@ int Server::run()
 {
     Context& ctx = context();
     ctx.wall_start = wall_now();
+    ctx.host_load_at_start = host_load();
     install_signal_handlers();
     int ready_fd = ctx.config.ready_fd;
     try {

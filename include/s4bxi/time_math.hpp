@@ -198,13 +198,34 @@ constexpr int64_t sleep_duration_ns(bool absolute, const timespec& req, int64_t 
     return target > clock_now_ns ? target - clock_now_ns : 0;
 }
 
+// The CPU clock as the rank's virtual clock counts it: while the simulated thread runs the
+// MPI library's code, whose cost a model charges instead (docs/time.md "The MPI library's
+// code"), the virtual clock stands still from `cpu_frozen_ns` (wire::Slot::cpu_frozen_ns;
+// 0: it runs with the CPU clock), for kLibraryFreezeNs of CPU time at most: a library that
+// spins past that between two Portals calls waits for progress outside the simulation (a
+// TCP socket, shared memory), which takes time as any compute does.
+inline constexpr uint64_t kLibraryFreezeNs = 100'000;
+
+constexpr uint64_t library_excluded_ns(uint64_t cpu_now_ns, uint64_t cpu_frozen_ns)
+{
+    if (cpu_frozen_ns == 0 || cpu_now_ns <= cpu_frozen_ns) return 0;
+    uint64_t spent = cpu_now_ns - cpu_frozen_ns;
+    return spent < kLibraryFreezeNs ? spent : kLibraryFreezeNs;
+}
+
+constexpr uint64_t charged_cpu_ns(uint64_t cpu_now_ns, uint64_t cpu_frozen_ns)
+{
+    return cpu_now_ns - library_excluded_ns(cpu_now_ns, cpu_frozen_ns);
+}
+
 // The rank's virtual clock as the server computes it from the slot (see wire::Slot):
 // measured model: sim_time_at_reply + cpu_since_reply * cpu_factor; zero model: sim_time_at_reply.
 constexpr double virtual_clock(double sim_time_at_reply, uint64_t cpu_at_reply_ns, uint64_t cpu_now_ns,
-                               double cpu_factor, bool zero_cpu_model)
+                               uint64_t cpu_frozen_ns, double cpu_factor, bool zero_cpu_model)
 {
-    if (zero_cpu_model || cpu_now_ns <= cpu_at_reply_ns) return sim_time_at_reply;
-    return sim_time_at_reply + static_cast<double>(cpu_now_ns - cpu_at_reply_ns) * 1e-9 * cpu_factor;
+    uint64_t cpu = charged_cpu_ns(cpu_now_ns, cpu_frozen_ns);
+    if (zero_cpu_model || cpu <= cpu_at_reply_ns) return sim_time_at_reply;
+    return sim_time_at_reply + static_cast<double>(cpu - cpu_at_reply_ns) * 1e-9 * cpu_factor;
 }
 
 }  // namespace s4bxi::timemath

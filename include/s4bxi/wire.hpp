@@ -13,7 +13,7 @@
 
 namespace s4bxi::wire {
 
-inline constexpr uint32_t kVersion = 18;
+inline constexpr uint32_t kVersion = 19;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -251,6 +251,11 @@ struct alignas(64) Slot {
     // threads show host CLOCK_MONOTONIC + this (docs/time.md). Written by the rank, and by
     // the server when it answers the simulated thread's trapped clock reads and sleeps.
     std::atomic<int64_t> threads_clock_offset_ns;
+    // While the simulated thread runs the MPI library's code, whose cost a model charges
+    // instead of its CPU time: the CPU clock at which the virtual clock stands still
+    // (timemath::charged_cpu_ns); 0 otherwise. Written by the rank, moved to the CPU clock
+    // at a reply, by the rank or by the server when it answers a trapped sleep.
+    std::atomic<uint64_t> cpu_frozen_ns;
     // Bumped by PtlAbort, from any thread or a signal handler, without a request (the
     // thread that waits holds the slot): the server interrupts the rank's blocking wait.
     std::atomic<uint32_t> aborts;
@@ -305,6 +310,7 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free);
 struct FinalizeArgs {
     int32_t exit_status;
     int32_t reserved;
+    uint64_t mpi_library_ns;  // the MPI library model's charges, ns of the thread's CPU time (included in its requests' cpu_ns)
 };
 
 struct AbortArgs {

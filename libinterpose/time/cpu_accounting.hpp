@@ -28,7 +28,10 @@
 // the two host clocks over a long computation cannot remove real work.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+
+#include "s4bxi/time_math.hpp"
 
 namespace s4bxi::interpose::cpuacct {
 
@@ -62,22 +65,55 @@ struct Ledger {
     uint64_t reply_cpu_ns = 0;     // CPU clock at the last reply, before any exclusion
     uint64_t base_ns = 0;          // the slot's cpu_at_reply_ns as the rank last wrote it
     int64_t offset_ns = 0;         // the slot's threads_clock_offset_ns as the rank last wrote it
+    uint64_t frozen_ns = 0;        // the slot's cpu_frozen_ns: the CPU clock at which the
+                                   // virtual clock stands still while the MPI library's code
+                                   // runs (timemath::charged_cpu_ns); 0: it runs
 
     // A reading `cpu_ns`, taken after the application called in at `wall_entry_ns`, with the
     // slot's current base and offset. Returns the base of the clock from now on; the caller
     // stores it into the slot when it differs from `slot_base_ns`.
-    constexpr uint64_t reading(uint64_t cpu_ns, int64_t wall_entry_ns, uint64_t slot_base_ns, int64_t slot_offset_ns)
+    // While the clock stands still (frozen_ns), nothing is left out: nothing counts anyway.
+    constexpr uint64_t reading(uint64_t cpu_ns, int64_t wall_entry_ns, uint64_t slot_base_ns, int64_t slot_offset_ns,
+                               uint64_t slot_frozen_ns = 0)
     {
-        if (slot_base_ns != base_ns)
+        if (slot_base_ns != base_ns) {
             base_ns = reply_cpu_ns = slot_base_ns;  // a sleep the server answered: a reply
-        else if (slot_offset_ns == offset_ns)
+            frozen_ns = slot_frozen_ns;             // which moved the frozen clock with it
+        } else if (slot_offset_ns == offset_ns && frozen_ns == 0)
             base_ns += overhead_ns(reading_cpu_ns, cpu_ns, returned_wall_ns, wall_entry_ns);
         reading_cpu_ns = cpu_ns;
         return base_ns;
     }
 
     // The reply to a request, read at `cpu_ns`: the new base.
-    constexpr void replied(uint64_t cpu_ns) { reading_cpu_ns = reply_cpu_ns = base_ns = cpu_ns; }
+    // Within the MPI library's code the clock stays frozen, from the reply on.
+    constexpr void replied(uint64_t cpu_ns)
+    {
+        reading_cpu_ns = reply_cpu_ns = base_ns = cpu_ns;
+        if (frozen_ns != 0) frozen_ns = cpu_ns;
+    }
+
+    // The simulated thread enters the MPI library at `cpu_ns` (after its reading): from now
+    // on its CPU time does not count, and the model's `charge_ns` for the call does, at
+    // once (the base moves back by as much). Returns the new base.
+    constexpr uint64_t freeze(uint64_t cpu_ns, uint64_t charge_ns)
+    {
+        frozen_ns = cpu_ns;
+        base_ns -= charge_ns < base_ns ? charge_ns : base_ns;
+        reading_cpu_ns = cpu_ns;
+        return base_ns;
+    }
+
+    // It leaves the library at `cpu_ns`: the CPU time since the clock froze is left out, up
+    // to timemath::kLibraryFreezeNs (the base moves forward by as much), and the clock runs
+    // again. Returns the new base.
+    constexpr uint64_t thaw(uint64_t cpu_ns)
+    {
+        base_ns += timemath::library_excluded_ns(cpu_ns, frozen_ns);
+        frozen_ns = 0;
+        reading_cpu_ns = cpu_ns;
+        return base_ns;
+    }
 
     // Control goes back to the application (`wall_ns`, or 0 when the next segment must be
     // charged whole).
@@ -99,5 +135,22 @@ struct Ledger {
         return slot_base_ns == base_ns && reading_cpu_ns > reply_cpu_ns ? reading_cpu_ns - reply_cpu_ns : 0;
     }
 };
+
+// The slot's clock fields as the rank publishes them in and out of the MPI library's code:
+// in the order that shows a server reading in between an earlier clock, never a later one
+// (the gate's horizon is a lower bound). `Slot` has cpu_frozen_ns and cpu_at_reply_ns.
+template <class Slot>
+void publish_freeze(Slot& slot, Ledger& ledger, uint64_t cpu_ns, uint64_t charge_ns)
+{
+    slot.cpu_frozen_ns.store(cpu_ns, std::memory_order_release);  // before the base moves back
+    slot.cpu_at_reply_ns.store(ledger.freeze(cpu_ns, charge_ns), std::memory_order_release);
+}
+
+template <class Slot>
+void publish_thaw(Slot& slot, Ledger& ledger, uint64_t cpu_ns)
+{
+    slot.cpu_at_reply_ns.store(ledger.thaw(cpu_ns), std::memory_order_release);  // before the clock runs
+    slot.cpu_frozen_ns.store(0, std::memory_order_release);
+}
 
 }  // namespace s4bxi::interpose::cpuacct

@@ -28,6 +28,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                               {"blocked_outside", d.blocked_outside},
                               {"lockstep_idles", d.lockstep_idles}};
     };
+    auto load_json = [](const HostLoad& l) { return nlohmann::json::array({l.one, l.five, l.fifteen}); };
     for (const auto& r : const_cast<Context&>(ctx).registry.ranks()) {
         decisions += r->host_decisions;
         operations += r->portals_ops;
@@ -45,10 +46,12 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                          {"portals_posted", r->posted_served},
                          {"messages_sent", r->messages_sent},
                          {"bytes_sent", r->bytes_sent},
-                         {"compute_time", r->compute_time},
+                         {"compute_time", std::max(0.0, r->compute_time - r->mpi_library_time)},
+                         {"mpi_library_time", r->mpi_library_time},
                          {"portals_time", r->portals_time},
                          {"sleep_time", r->sleep_time},
                          {"peak_rss", r->peak_resident_bytes},
+                         {"involuntary_switches", r->involuntary_switches},
                          {"host_decisions", decisions_json(r->host_decisions)},
                          {"finished", r->phase == RankPhase::Finished}});
     }
@@ -67,6 +70,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {"payloads_copied_once", delivery_stats().orders},
             {"payload_copy_fallbacks", delivery_stats().fallbacks},
             {"server_peak_rss", server_peak_resident_bytes()},
+            {"host_load", {{"at_start", load_json(ctx.host_load_at_start)}, {"at_end", load_json(host_load())}}},
             {"largest_rank_peak_rss", largest_rank_peak},
             {"host_decisions", decisions_json(decisions)},
             {"ranks", ranks}};

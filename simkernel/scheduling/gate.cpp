@@ -20,6 +20,7 @@
 #include "portals/portals_engine.hpp"
 #include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
+#include "s4bxi/time_math.hpp"
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/parked_waits.hpp"
 #include "scheduling/rank_throttle.hpp"
@@ -378,8 +379,11 @@ double earliest_next_request(const RankRecord& r, bool posted)
                                             : r.slot.object->request.cpu_ns;
         seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
     } else {
+        // The frozen clock read before the base: the rank moves them in the order that
+        // shows a reader in between an earlier date (runtime.cpp, enter_library()).
+        uint64_t frozen = r.slot.object->cpu_frozen_ns.load(std::memory_order_acquire);
         uint64_t base = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
-        uint64_t cpu = r.thread_cpu.now_ns();
+        uint64_t cpu = timemath::charged_cpu_ns(r.thread_cpu.now_ns(), frozen);
         seconds = cpu > base ? static_cast<double>(cpu - base) * 1e-9 * config.cpu_factor - kHorizonMargin : 0.0;
     }
     return seconds >= config.cpu_threshold ? reply + seconds : reply;

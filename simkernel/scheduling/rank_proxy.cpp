@@ -67,11 +67,14 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         const auto& args = wire::args_as<wire::FinalizeArgs>(request.args);
         r.exit_status = args.exit_status;
         r.end_time = sg4::Engine::get_clock();
+        if (context().config.cpu_model != wire::CpuModel::Zero)
+            r.mpi_library_time = static_cast<double>(args.mpi_library_ns) * 1e-9 * context().config.cpu_factor;
         kill_parked_waits(r);  // threads still in a wait end with the process
         set_lockstep(r, false);  // its writes need no counting any more
         if (r.portals) capture_pending_payloads(*r.portals);
         // The process is still there, waiting for this reply: its peak is as good as final.
         r.peak_resident_bytes = process_peak_resident_bytes(r.pid);
+        r.involuntary_switches = thread_involuntary_switches(r.pid, r.tid);
         return true;
     }
     case wire::Op::Sleep: {

@@ -168,7 +168,9 @@ struct RankRecord {
     uint64_t portals_local_ops = 0;  // of which answered in the rank's process (its mirror)
     uint64_t messages_sent = 0;   // Put, Get, Atomic... issued (triggered ones included)
     uint64_t bytes_sent = 0;
-    double compute_time = 0.0;    // simulated time of injected compute
+    double compute_time = 0.0;    // simulated time of injected compute, the MPI library's charges included
+    double mpi_library_time = 0.0;  // of which the MPI library model charged (docs/time.md)
+    uint64_t involuntary_switches = 0;  // of its simulated thread, at Finalize: the host's other work
     double portals_time = 0.0;    // simulated time inside Portals calls (waits included)
     double sleep_time = 0.0;      // simulated time in sleep calls
     uint64_t peak_resident_bytes = 0;  // VmHWM when it finalized (0: not known)

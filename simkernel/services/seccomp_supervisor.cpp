@@ -123,8 +123,9 @@ struct SeccompSupervisor::Entry {
     {
         double sim = slot->sim_time_at_reply();
         int64_t host = host_monotonic_ns();
+        uint64_t frozen = slot->cpu_frozen_ns.load(std::memory_order_acquire);
         double value = virtual_clock(sim, slot->cpu_at_reply_ns.load(std::memory_order_acquire),
-                                     zero_cpu_model ? 0 : cpu_now(), cpu_factor, zero_cpu_model);
+                                     zero_cpu_model ? 0 : cpu_now(), frozen, cpu_factor, zero_cpu_model);
         slot->threads_clock_offset_ns.store(threads_clock_offset(seconds_to_ns(value), host),
                                             std::memory_order_release);
         return value;
@@ -165,7 +166,8 @@ bool simulated_sleep(Entry& e, double seconds)
 {
     wire::Slot& slot = *e.slot;
     wire::Request& request = slot.request;
-    uint64_t cpu_now = e.cpu_now();
+    uint64_t frozen = slot.cpu_frozen_ns.load(std::memory_order_acquire);
+    uint64_t cpu_now = charged_cpu_ns(e.cpu_now(), frozen);
     uint64_t cpu_at_reply = slot.cpu_at_reply_ns.load(std::memory_order_acquire);
     request.op = static_cast<uint32_t>(wire::Op::Sleep);
     request.seq = request.seq + 1;
@@ -187,7 +189,10 @@ bool simulated_sleep(Entry& e, double seconds)
     uint64_t bits;
     memcpy(&bits, &sim_time, sizeof bits);
     slot.sim_time_at_reply_bits.store(bits, std::memory_order_release);
-    slot.cpu_at_reply_ns.store(e.cpu_now(), std::memory_order_release);
+    uint64_t cpu_after = e.cpu_now();
+    slot.cpu_at_reply_ns.store(cpu_after, std::memory_order_release);
+    // A sleep in the MPI library's code: its clock stays frozen, from this reply on.
+    if (frozen) slot.cpu_frozen_ns.store(cpu_after, std::memory_order_release);
     slot.threads_clock_offset_ns.store(threads_clock_offset(seconds_to_ns(sim_time), host_monotonic_ns()),
                                        std::memory_order_release);
     slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);

@@ -8,8 +8,8 @@ from pathlib import Path
 
 # Figures of the host, not of the simulation: the whole run's, then each rank's.
 HOST_FIGURES = ("wall_time", "server_peak_rss", "largest_rank_peak_rss", "payloads_copied_once",
-                "payload_copy_fallbacks", "host_decisions")
-RANK_HOST_FIGURES = ("pid", "peak_rss", "host_decisions")
+                "payload_copy_fallbacks", "host_decisions", "host_load")
+RANK_HOST_FIGURES = ("pid", "peak_rss", "host_decisions", "involuntary_switches")
 DECISIONS = (("memory_waits", "memory waits"), ("blocked_outside", "blocked outside"),
              ("lockstep_idles", "lockstep idles"))
 

@@ -167,3 +167,72 @@ TEST_CASE("the clock never goes backward and the base never passes the CPU clock
         }
     }
 }
+
+TEST_CASE("in the MPI library the model's charge counts, not the CPU time", "[interpose][cpu]")
+{
+    Ledger ledger;
+    Slot slot{1'000, 7};
+    ledger.replied(1'000);
+    ledger.published(7);
+    ledger.returned(50'000);
+    // The application computes 500 ns, then calls MPI_Test, charged 120 ns by the model.
+    CHECK(read(ledger, slot, 1'500, 50'500) == 1'000);
+    slot.base = ledger.freeze(1'500, 120);
+    CHECK(slot.base == 880);
+    CHECK(ledger.frozen_ns == 1'500);
+    // 3 µs in the library, with a reading that excludes nothing: the clock stands at
+    // 1'500 - 880 = 620 ns since the reply, the application's 500 and the call's 120.
+    CHECK(read(ledger, slot, 3'000, 52'000) == 880);
+    // Out again: the 3 µs are left out, the charge stays.
+    slot.base = ledger.thaw(4'500);
+    CHECK(slot.base == 3'880);
+    CHECK(4'500 - slot.base == 620);
+    CHECK(ledger.frozen_ns == 0);
+    // The application's next segment counts again, its overhead excluded as before.
+    ledger.returned(53'000);
+    CHECK(read(ledger, slot, 5'000, 53'400) == 3'980);
+}
+
+TEST_CASE("a reply inside the MPI library keeps the clock frozen from the reply on", "[interpose][cpu]")
+{
+    Ledger ledger;
+    Slot slot{1'000, 7};
+    ledger.replied(1'000);
+    ledger.published(7);
+    slot.base = ledger.freeze(1'200, 100);
+    // A request carries frozen - base = 300 ns (200 of the application, 100 charged); its
+    // reply comes at CPU 6'000, after the wait.
+    CHECK(ledger.frozen_ns - slot.base == 300);
+    ledger.replied(6'000);
+    slot.base = 6'000;
+    CHECK(ledger.frozen_ns == 6'000);
+    // 700 ns more of the library's code after the reply: none of it counts.
+    slot.base = ledger.thaw(6'700);
+    CHECK(slot.base == 6'700);
+}
+
+TEST_CASE("a sleep the server answered inside the MPI library moves the frozen clock", "[interpose][cpu]")
+{
+    Ledger ledger;
+    Slot slot{1'000, 7};
+    ledger.replied(1'000);
+    ledger.published(7);
+    slot.base = ledger.freeze(1'200, 100);
+    // The server served a trapped sleep: new base and frozen clock at its CPU reading.
+    slot.base = 8'000;
+    CHECK(ledger.reading(8'500, 60'000, slot.base, 8, 8'000) == 8'000);
+    CHECK(ledger.frozen_ns == 8'000);
+    CHECK(ledger.thaw(8'500) == 8'500);
+}
+
+TEST_CASE("a library that spins in one call past the freeze lets its time count", "[interpose][cpu]")
+{
+    Ledger ledger;
+    Slot slot{1'000, 7};
+    ledger.replied(1'000);
+    ledger.published(7);
+    slot.base = ledger.freeze(1'000, 50);
+    // 2 ms of CPU in the library without a Portals call: all but the freeze counts.
+    slot.base = ledger.thaw(1'000 + 2'000'000);
+    CHECK(1'000 + 2'000'000 - slot.base == 50 + 2'000'000 - s4bxi::timemath::kLibraryFreezeNs);
+}

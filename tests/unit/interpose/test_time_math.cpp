@@ -143,10 +143,20 @@ TEST_CASE("sleep durations, relative and absolute", "[interpose][time]")
 TEST_CASE("the server computes a rank's clock from its slot", "[interpose][time]")
 {
     // Measured model: sim time at the reply + CPU since the reply, scaled.
-    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 1.0, false) == Approx(2.5));
-    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 2.0, false) == Approx(3.0));
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 0, 1.0, false) == Approx(2.5));
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 0, 2.0, false) == Approx(3.0));
     // Zero model: the clock does not move between requests.
-    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 1.0, true) == 2.0);
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'000'000, 0, 1.0, true) == 2.0);
     // A CPU reading older than the reply's never goes back in time.
-    CHECK(virtual_clock(2.0, 1'000, 500, 1.0, false) == 2.0);
+    CHECK(virtual_clock(2.0, 1'000, 500, 0, 1.0, false) == 2.0);
+    // In the MPI library's code the clock stands still where it froze, for a while...
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 500'050'000, 1'000 + 500'000'000, 1.0, false) == Approx(2.5));
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 200'000'000, 1'000 + 500'000'000, 1.0, false) == Approx(2.2));
+    CHECK(charged_cpu_ns(900, 0) == 900);
+    CHECK(charged_cpu_ns(900, 400) == 400);
+    CHECK(charged_cpu_ns(400 + kLibraryFreezeNs, 400) == 400);
+    // ...then a library that spins on waits for progress outside the simulation: time passes.
+    CHECK(charged_cpu_ns(400 + kLibraryFreezeNs + 700, 400) == 1'100);
+    CHECK(virtual_clock(2.0, 1'000, 1'000 + 900'000'000, 1'000 + 500'000'000, 1.0, false) ==
+          Approx(2.9 - kLibraryFreezeNs * 1e-9));
 }
