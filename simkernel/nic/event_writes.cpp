@@ -75,7 +75,10 @@ void fire_triggers(RankPortals& owner, uint32_t index)
         auto due = std::min_element(triggers.begin(), triggers.end(), [](const Trigger& a, const Trigger& b) {
             return a.threshold != b.threshold ? a.threshold < b.threshold : a.order < b.order;
         });
-        if (due == triggers.end() || due->threshold > owner.cts[index].value.success) return;
+        // Specification, "Triggered Operations": the count is the sum of the success and
+        // failure fields (docs/model.md "Counting events").
+        const ptl_ct_event_t& value = owner.cts[index].value;
+        if (due == triggers.end() || due->threshold > value.success + value.failure) return;
         auto fire = std::move(due->fire);
         triggers.erase(due);
         fire();  // may change this or other counters, and fire their triggers
@@ -100,6 +103,17 @@ void count_event(RankPortals& owner, uint32_t ct_handle, uint64_t success, uint6
     c->publish();
     note_arrival(owner, sg4::Engine::get_clock(), false);
     fire_triggers(owner, handle_index(ct_handle));
+}
+
+void count_completion(RankPortals& owner, uint32_t ct_handle, bool count_bytes, uint64_t bytes, ptl_ni_fail_t fail)
+{
+    if (fail != PTL_NI_OK) count_event(owner, ct_handle, 0, 1);
+    else count_event(owner, ct_handle, count_bytes ? bytes : 1, 0);
+}
+
+void count_md_event(RankPortals& owner, const MemoryDescriptor& md, uint32_t which, uint64_t bytes, ptl_ni_fail_t fail)
+{
+    if (md.options & which) count_completion(owner, md.ct, md.options & PTL_MD_EVENT_CT_BYTES, bytes, fail);
 }
 
 void set_counter(RankPortals& owner, uint32_t ct_handle, ptl_ct_event_t value)

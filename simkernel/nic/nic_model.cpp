@@ -298,12 +298,7 @@ void Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork re
         t.state = TransferState::Finished;
         initiator.e2e().acknowledge(t.request_record);
         emit_send(initiator, t);
-        if (!ptl_ack) return;
-        if (t.md.options & PTL_MD_EVENT_CT_ACK)
-            count_event(*t.initiator, t.md.ct, (t.md.options & PTL_MD_EVENT_CT_BYTES) ? t.mlength : 1,
-                        t.fail != PTL_NI_OK);
-        if (t.ack_req == PTL_ACK_REQ && (!(t.md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK))
-            write_event(initiator, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0));
+        if (ptl_ack) emit_ack(initiator, t);
         return;
     }
     auto* ack = new Message{ptl_ack ? MessageType::PtlAck : MessageType::E2eAck, transfer,
@@ -451,8 +446,7 @@ void Nic::rx_response(Message* message)
     // REPLY in the queue they share, as the target wrote it before sending the response.
     if (t.target == t.initiator) write_deferred_event(*this, t);
     const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
-    if (md.options & PTL_MD_EVENT_CT_REPLY)
-        count_event(*t.initiator, md.ct, (md.options & PTL_MD_EVENT_CT_BYTES) ? t.mlength : 1, t.fail != PTL_NI_OK);
+    count_md_event(*t.initiator, md, PTL_MD_EVENT_CT_REPLY, t.mlength, t.fail);
     if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
         write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
     if (write) write.wait();
@@ -471,11 +465,7 @@ void Nic::rx_ptl_ack(Message* message)
     if (t.state != TransferState::Created && t.state != TransferState::Received) return;
     t.state = TransferState::Answered;
     emit_send(*this, t);
-    if (t.md.options & PTL_MD_EVENT_CT_ACK)
-        count_event(*t.initiator, t.md.ct, (t.md.options & PTL_MD_EVENT_CT_BYTES) ? t.mlength : 1,
-                    t.fail != PTL_NI_OK);
-    if (t.ack_req == PTL_ACK_REQ && (!(t.md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK))
-        write_event(*this, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0));
+    emit_ack(*this, t);
 }
 
 void Nic::rx_e2e_ack(Message* message)

@@ -249,6 +249,13 @@ void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const
 // Counting event; wakes waiters of the rank and fires the triggered operations whose
 // threshold is reached.
 void count_event(RankPortals& owner, uint32_t ct, uint64_t success, uint64_t failure);
+// The count of a completed operation (docs/model.md "Counting events"): a failed one adds 1
+// to `failure` and nothing to `success`; one that succeeded adds `bytes` when the MD or
+// entry counts bytes, else 1, to `success`.
+void count_completion(RankPortals& owner, uint32_t ct, bool count_bytes, uint64_t bytes, ptl_ni_fail_t fail);
+// The same for an MD's counter, if the MD counts this kind of event (`which`:
+// PTL_MD_EVENT_CT_SEND, _ACK or _REPLY).
+void count_md_event(RankPortals& owner, const MemoryDescriptor& md, uint32_t which, uint64_t bytes, ptl_ni_fail_t fail);
 void set_counter(RankPortals& owner, uint32_t ct, ptl_ct_event_t value);
 // A triggered data operation whose threshold was reached: the NIC reads the payload now
 // and queues the command itself (no PCIe command write, no command-queue slot).
@@ -261,6 +268,9 @@ void capture_payload(const TransferPtr& transfer, const uint8_t* carried = nullp
 // ending): the payloads still to be read from its memory are read now.
 void capture_pending_payloads(RankPortals& initiator);
 void emit_send(Nic& nic, Transfer& transfer);
+// The initiator's part of a PTL ACK that came back (after its SEND): CT_ACK, then the ACK
+// event if the operation asked for one.
+void emit_ack(Nic& nic, Transfer& transfer);
 // The initiator's NIC gave up on a request: the event the program waits for says
 // PTL_NI_UNDELIVERABLE.
 void report_undeliverable(Nic& nic, Transfer& transfer);

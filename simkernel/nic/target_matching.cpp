@@ -246,8 +246,9 @@ bool consume(const ListEntryPtr& entry, Transfer& t)
 void count_entry(RankPortals& owner, const ListEntry& entry, const Transfer& t)
 {
     if (!(entry.criteria.options & PTL_ME_EVENT_CT_COMM) || entry.ct == PTL_CT_NONE) return;
-    uint64_t amount = (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? t.mlength : 1;
-    count_event(owner, entry.ct, amount, 0);
+    // Counted as the target's event says: a success (a payload the NIC could not write is
+    // the initiator's PTL_NI_SEGV, not the target's).
+    count_completion(owner, entry.ct, entry.criteria.options & PTL_ME_EVENT_CT_BYTES, t.mlength, PTL_NI_OK);
 }
 
 bool comm_events_enabled(const ListEntry& entry)

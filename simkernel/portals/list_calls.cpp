@@ -95,7 +95,8 @@ void report_unexpected(Nic& nic, RankPortals& owner, const TakenHeaders& taken, 
             continue;
         }
         if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
-            count_event(owner, entry.ct, (entry.criteria.options & PTL_ME_EVENT_CT_BYTES) ? event.mlength : 1, 0);
+            count_completion(owner, entry.ct, entry.criteria.options & PTL_ME_EVENT_CT_BYTES, event.mlength,
+                             event.ni_fail_type);
         if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic, owner, eq, event);
     }
     for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic, owner, owner_ni, *from);
