@@ -34,6 +34,8 @@ struct Transfer {
     RankPortals* initiator = nullptr;
     uint32_t initiator_nid = 0;
     uint32_t initiator_pid = 0;
+    // Its rank in the map of the logical NI it is matched on (set by the matching).
+    uint32_t initiator_rank = 0;
     uint32_t ni_index = 0;
     bool matching = true;
     MemoryDescriptor md;      // copies: releasing the MD later is harmless

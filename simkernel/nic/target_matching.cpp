@@ -54,11 +54,22 @@ double delivery_latency(sg4::Host* from, const RankPortals& owner)
 }
 
 
+// The initiator as the target's logical NI names it: its index in that NI's map; for a
+// process the map does not name (or an NI without a map), the rank its own NI gives it, as
+// the reference implementation's header carries it. A lookup in the NI's reverse index.
+uint32_t rank_in_target_map(const Transfer& t, const NetworkInterface& target_ni)
+{
+    if (auto rank = target_ni.rank_of(t.initiator_nid, t.initiator_pid)) return *rank;
+    return own_rank(*t.initiator, t.initiator->nis[t.ni_index]);
+}
+
+// Of a target event: by rank on a logical NI (the rank the matching found), else by
+// (nid, pid).
 ptl_process_t initiator_id(const Transfer& t, const NetworkInterface& target_ni)
 {
     ptl_process_t id{};
     if (target_ni.options & PTL_NI_LOGICAL) {
-        id.rank = static_cast<ptl_rank_t>(t.initiator->rank->rank);
+        id.rank = static_cast<ptl_rank_t>(t.initiator_rank);
     } else {
         id.phys.nid = t.initiator_nid;
         id.phys.pid = t.initiator_pid;
@@ -166,8 +177,7 @@ size_t unexpected_headers(const NetworkInterface& ni)
 MatchResult match_entry(Nic& nic, Transfer& t)
 {
     MatchResult result;
-    Incoming incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
-                      static_cast<uint32_t>(t.initiator->rank->rank), t.length, t.remote_offset};
+    Incoming incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid, 0, t.length, t.remote_offset};
     for (NetworkInterface* ni : nic.interfaces()) {
         if (!ni->used || ni->matching() != t.matching) continue;
         if (t.target_pid != PTL_PID_ANY && ni->pid != t.target_pid) continue;
@@ -178,6 +188,8 @@ MatchResult match_entry(Nic& nic, Transfer& t)
         }
         PortalTableEntry& pt = ni->table[t.pt_index];
         result.ni = ni;
+        // A logical NI's entries reserve themselves to ranks of its map (match_id.rank).
+        if (ni->options & PTL_NI_LOGICAL) t.initiator_rank = incoming.rank = rank_in_target_map(t, *ni);
         if (!pt.enabled) {
             result.fail = PTL_NI_PT_DISABLED;
             ++ni->status[PTL_SR_DROP_COUNT];
@@ -304,8 +316,8 @@ void record_unexpected(NetworkInterface& ni, const Transfer& t, const ListEntryP
 {
     if (entry->list != PTL_OVERFLOW_LIST || (entry->criteria.options & PTL_ME_UNEXPECTED_HDR_DISABLE)) return;
     UnexpectedHeader header{event,
-                            Incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid,
-                                     static_cast<uint32_t>(t.initiator->rank->rank), t.length, t.remote_offset},
+                            Incoming{access_of(t.kind), t.match_bits, t.initiator_nid, t.initiator_pid, t.initiator_rank,
+                                     t.length, t.remote_offset},
                             entry};
     header.event.type = overflow_kind(event.type);
     ni.table[t.pt_index].unexpected.push_back(header);

@@ -27,7 +27,7 @@ struct Incoming {
     uint64_t match_bits = 0;
     uint32_t nid = 0;
     uint32_t pid = 0;
-    uint32_t rank = 0;
+    uint32_t rank = 0;  // logical NIs: the initiator's rank in the target NI's map
     uint64_t length = 0;
     uint64_t remote_offset = 0;
 };

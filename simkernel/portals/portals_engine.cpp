@@ -330,6 +330,9 @@ int Call::set_map()
     if (!read_rank_memory(r_.pid, a.address, map.data(), a.size * sizeof(ptl_process_t))) return PTL_ARG_INVALID;
     management_command();
     n->map = std::move(map);
+    n->rank_in_map.reserve(n->map.size());
+    for (uint32_t rank = 0; rank < n->map.size(); ++rank)  // the first rank naming a process is its rank
+        n->rank_in_map.try_emplace(NetworkInterface::process_key(n->map[rank].phys.nid, n->map[rank].phys.pid), rank);
     return PTL_OK;
 }
 
@@ -381,14 +384,7 @@ int Call::get_id(bool physical)
     if (!n) return PTL_ARG_INVALID;
     ptl_process_t id{};
     if (!physical && (n->options & PTL_NI_LOGICAL)) {
-        // The rank is the process's index in the NI's map (PtlSetMap), which need not
-        // follow the launcher's order.
-        id.rank = static_cast<ptl_rank_t>(r_.rank);
-        for (size_t i = 0; i < n->map.size(); ++i)
-            if (n->map[i].phys.nid == p_.nid && n->map[i].phys.pid == n->pid) {
-                id.rank = static_cast<ptl_rank_t>(i);
-                break;
-            }
+        id.rank = static_cast<ptl_rank_t>(own_rank(p_, *n));
     } else {
         id.phys.nid = p_.nid;
         id.phys.pid = n->pid;
@@ -399,6 +395,11 @@ int Call::get_id(bool physical)
 }  // namespace engine
 
 using namespace engine;
+
+uint32_t own_rank(const RankPortals& p, const NetworkInterface& ni)
+{
+    return ni.rank_of(p.nid, ni.pid).value_or(static_cast<uint32_t>(p.rank->rank));
+}
 
 RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
 {

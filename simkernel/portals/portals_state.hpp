@@ -9,6 +9,8 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -120,9 +122,20 @@ struct NetworkInterface {
     size_t unexpected_total = 0;
     simgrid::s4u::SemaphorePtr command_slots;  // the NIC command queue depth
     std::vector<ptl_process_t> map;             // logical NIs: rank -> (nid, pid)
+    // Its reverse, built with it by PtlSetMap: (nid, pid) -> the first rank naming that
+    // process. Every message to a logical NI looks its initiator up there.
+    std::unordered_map<uint64_t, uint32_t> rank_in_map;
     ptl_sr_value_t status[PTL_SR_LAST] = {};    // PtlNIStatus registers
     RankPortals* owner = nullptr;
     bool matching() const { return options & PTL_NI_MATCHING; }
+    static uint64_t process_key(uint32_t nid, uint32_t pid) { return (static_cast<uint64_t>(nid) << 32) | pid; }
+    // The rank of process (nid, pid) in the map, if the map names it.
+    std::optional<uint32_t> rank_of(uint32_t nid, uint32_t pid) const
+    {
+        auto it = rank_in_map.find(process_key(nid, pid));
+        if (it == rank_in_map.end()) return std::nullopt;
+        return it->second;
+    }
 };
 
 struct RankPortals {
