@@ -40,6 +40,7 @@
 #include "time/cpu_accounting.hpp"
 #include "threads/lockstep.hpp"
 #include "time/seccomp_filter.hpp"
+#include "time/threads_clock.hpp"
 
 namespace s4bxi::interpose {
 namespace {
@@ -831,6 +832,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
             slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
             g_state.in_call = false;
             if (!simulated_thread) t_in_call = false;
+            if (!simulated_thread && !parked) threads_clock::replied(op, t_last_reply.rc, t_last_reply.sim_time);
         } else {
             clock_after_reply(t_last_reply.sim_time, accounted);
             slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
@@ -844,7 +846,8 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
     if (simulated_thread) {
         clock_after_reply(t_last_reply.sim_time, accounted);
         t_in_call = false;
-    }
+    } else
+        threads_clock::replied(op, t_last_reply.rc, t_last_reply.sim_time);
     return t_last_reply;
 }
 

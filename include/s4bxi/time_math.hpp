@@ -179,6 +179,21 @@ constexpr int64_t other_thread_virtual_ns(int64_t host_monotonic_ns, int64_t off
     return now < 0 ? 0 : now;
 }
 
+// A thread other than the simulated one that makes Portals calls reads the date of the
+// latest reply to such a thread (`sim_ns`, given when the host's CLOCK_MONOTONIC showed
+// `wall_ns`): its code between calls takes no simulated time, as the simulated thread's
+// takes none under the zero CPU model, so that intervals it times between calls are the
+// simulation's. Real time counts again only past kCallingThreadGraceNs without a reply
+// (the simulation stalled, or the rank's threads wait for something outside it), so a
+// thread that waits for a date on the clock, making no call, still gets there.
+inline constexpr int64_t kCallingThreadGraceNs = 10'000'000;
+
+constexpr int64_t calling_thread_virtual_ns(int64_t host_monotonic_ns, int64_t sim_ns, int64_t wall_ns)
+{
+    int64_t since = saturating_sub(host_monotonic_ns, wall_ns);
+    return since > kCallingThreadGraceNs ? saturating_add(sim_ns, since - kCallingThreadGraceNs) : sim_ns;
+}
+
 // An absolute deadline a rank's thread computed on one of its virtual clocks (which shows
 // `clock_now_ns` now), moved to the host's clock of the same id (which shows
 // `host_now_ns`): same remaining time. Blocking calls whose deadline the kernel compares

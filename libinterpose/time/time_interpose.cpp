@@ -2,7 +2,8 @@
 //
 // - on its simulated thread, clocks show simulated time and sleeps are simulated;
 // - on its other threads, clocks show the rank's clock as the simulated thread last saw it,
-//   continued in real time (time_math.hpp, threads_clock_offset), and sleeps are real;
+//   or as the thread's own last reply dated it, continued in real time (threads_clock.hpp),
+//   and sleeps are real;
 // - on every thread, absolute deadlines handed to blocking calls that the kernel times
 //   (pthread_cond_timedwait, sem_timedwait, ...) are moved from the rank's clock to the
 //   host's, keeping the time that remains.
@@ -31,6 +32,7 @@
 #include "s4bxi/time_math.hpp"
 #include "threads/lockstep.hpp"
 #include "time/seccomp_filter.hpp"
+#include "time/threads_clock.hpp"
 
 #define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -89,8 +91,7 @@ int64_t host_ns(clockid_t clock)
 int64_t now_ns(ClockKind kind)
 {
     if (simulated()) return clock_value_ns(kind, virtual_now(), virtual_epoch());
-    int64_t now = other_thread_virtual_ns(host_ns(CLOCK_MONOTONIC), threads_clock_offset());
-    return clock_value_at_ns(kind, now, virtual_epoch());
+    return clock_value_at_ns(kind, threads_clock::now_ns(host_ns(CLOCK_MONOTONIC)), virtual_epoch());
 }
 
 // An absolute deadline on `clock` as the calling thread sees it, moved to the host's

@@ -57,6 +57,12 @@ double virtual_now()
 int64_t threads_clock_offset() { return stub::threads_offset; }
 void set_threads_clock_offset(int64_t offset_ns) { stub::threads_offset = offset_ns; }
 double virtual_epoch() { return stub::epoch; }
+int64_t host_monotonic_ns()
+{
+    timespec ts{};
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    return s4bxi::timemath::timespec_to_ns(ts);
+}
 void simulated_sleep(double seconds)
 {
     stub::sleeps.push_back(seconds);

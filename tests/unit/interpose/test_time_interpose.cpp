@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <portals4.h>
 #include <pthread.h>
 #include <semaphore.h>
 
@@ -24,6 +25,7 @@
 
 #include "s4bxi/time_math.hpp"
 #include "stub_runtime.hpp"
+#include "time/threads_clock.hpp"
 #include "time/time_interpose.hpp"
 
 using namespace s4bxi::timemath;
@@ -180,6 +182,33 @@ TEST_CASE_METHOD(RankFixture, "other threads continue the simulated thread's clo
     // Outside a rank (or once it has finished): the host's clock again.
     stub::rank = false;
     CHECK(std::llabs(on_other_thread([] { return read_ns(CLOCK_MONOTONIC); }) - host_monotonic_ns()) < kNsPerSec);
+}
+
+TEST_CASE_METHOD(RankFixture, "a thread that makes calls reads the latest reply's date",
+                 "[interpose][time]")
+{
+    stub::now = 1e6;
+    const int64_t monotonic = read_ns(CLOCK_MONOTONIC);  // the simulated thread's reading
+    // The simulated thread waits outside (in pthread_join) while another thread exchanges
+    // messages: that thread's clock shows its replies' dates, not the wall time since the
+    // simulated thread's reading (time_math.hpp, calling_thread_virtual_ns).
+    auto [at_reply, after_timeout, on_a_new_thread] = on_other_thread([] {
+        s4bxi::interpose::threads_clock::replied(s4bxi::wire::Op::PtlEQWait, PTL_OK, 1e6 + 2.5);
+        int64_t at_reply = read_ns(CLOCK_MONOTONIC);
+        // A poll that timed out ended in real time: it moves nothing.
+        s4bxi::interpose::threads_clock::replied(s4bxi::wire::Op::PtlEQPoll, PTL_EQ_EMPTY, 1e6);
+        int64_t after_timeout = read_ns(CLOCK_MONOTONIC);
+        return std::tuple<int64_t, int64_t, int64_t>{at_reply, after_timeout,
+                                                     on_other_thread([] { return read_ns(CLOCK_MONOTONIC); })};
+    });
+    // Exactly the reply's date: the thread's code between calls takes no simulated time.
+    const int64_t replied = kMonotonicOffsetNs + seconds_to_ns(1e6 + 2.5);
+    CHECK(at_reply == replied);
+    CHECK(after_timeout == replied);
+    // A thread that has made no call of its own still follows the simulated thread.
+    CHECK(on_a_new_thread >= monotonic);
+    CHECK(on_a_new_thread - monotonic < kNsPerSec / 2);
+    CHECK(read_ns(CLOCK_MONOTONIC) == monotonic);
 }
 
 // Real time (ns) a wait took, measured on the host's clock.

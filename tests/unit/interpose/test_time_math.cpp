@@ -121,6 +121,19 @@ TEST_CASE("other threads continue the simulated thread's reading at the host's p
     CHECK(saturating_sub(-1, std::numeric_limits<int64_t>::min()) == kMax);
 }
 
+TEST_CASE("a thread that makes calls reads the latest reply's date, and real time only past the grace",
+          "[interpose][time]")
+{
+    // A reply dated simulated 12 s came when the host's monotonic clock showed 5000 s.
+    const int64_t sim = 12 * kNsPerSec, wall = 5000 * kNsPerSec;
+    CHECK(calling_thread_virtual_ns(wall, sim, wall) == sim);
+    CHECK(calling_thread_virtual_ns(wall + kCallingThreadGraceNs, sim, wall) == sim);
+    CHECK(calling_thread_virtual_ns(wall + kCallingThreadGraceNs + 7, sim, wall) == sim + 7);
+    CHECK(calling_thread_virtual_ns(wall + kCallingThreadGraceNs + kNsPerSec, sim, wall) == sim + kNsPerSec);
+    // A reading taken on another core just before the stamp: no step back.
+    CHECK(calling_thread_virtual_ns(wall - 1000, sim, wall) == sim);
+}
+
 TEST_CASE("absolute deadlines move to the host's clock with the time that remains", "[interpose][time]")
 {
     constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
