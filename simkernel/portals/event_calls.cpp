@@ -67,6 +67,10 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_
             if (take_event(*q, event, next_visible)) return finish_event(*q, event, i);
             if (next_visible >= 0 && (earliest < 0 || next_visible < earliest)) earliest = next_visible;
         }
+        if (polling && first && r_.free_empty_poll) {  // another thread holds the rank's time
+            r_.answered_free = true;
+            return PTL_EQ_EMPTY;
+        }
         // An unseen event elsewhere: the loop will take it on its next round (and count it
         // as work then, if it is: is_work()). No fast-forward, and no step growth.
         if (polling && first && unseen_event_visible()) return PTL_EQ_EMPTY;
@@ -132,7 +136,9 @@ int Call::ct_get()
         ptl_ct_event_t read = counter.last_read();
         return counter.value.success == read.success && counter.value.failure == read.failure;
     };
-    if (unchanged(*c)) {
+    if (unchanged(*c) && r_.free_empty_poll) {
+        r_.answered_free = true;  // another thread holds the rank's time
+    } else if (unchanged(*c)) {
         r_.waiting_on.set([handle, success = c->value.success] {
             return fmt::format("PtlCTGet(ct {:#x}) with the counter at {}", handle, success);
         });

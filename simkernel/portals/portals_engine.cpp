@@ -59,6 +59,7 @@ ptl_ni_limits_t negotiate(const ptl_ni_limits_t& desired)
 void poll_found_work(RankPortals& p)
 {
     p.poll_quantum = kPollQuantumStart;
+    ++p.work_found;
     p.idle_since = -1.0;
     p.probing = false;
 }

@@ -158,6 +158,7 @@ struct RankPortals {
     // only that one.
     uint64_t aborts = 0;
     double poll_quantum = 0.0;  // current fast-forward step of empty polls
+    uint64_t work_found = 0;    // polls and waits that found work (poll_found_work())
     double idle_since = -1.0;   // start of the current run of empty polls (< 0: none)
     // The rank's last Portals request to the server was an empty poll or a search that
     // found nothing, with no other call since: it goes round a polling or probing loop.

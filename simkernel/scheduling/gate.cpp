@@ -24,6 +24,7 @@
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/parked_waits.hpp"
 #include "scheduling/rank_throttle.hpp"
+#include "scheduling/thread_hold.hpp"
 #include "services/outside_wait_service.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
@@ -142,6 +143,7 @@ void update_cpu_progress(RankRecord& r, double now)
     }
     XBT_DEBUG("rank %d is blocked outside the simulation", r.rank);
     r.phase = RankPhase::BlockedOutside;
+    end_hold(r);
     ++r.host_decisions.blocked_outside;
 }
 
@@ -373,6 +375,7 @@ double earliest_next_request(const RankRecord& r, bool posted)
     const Config& config = context().config;
     double reply = r.slot.object->sim_time_at_reply();
     if (config.cpu_model == wire::CpuModel::Zero) return reply;
+    if (!r.holders.empty()) return sg4::Engine::get_clock();  // other threads go on from now
     double seconds;
     if (posted) {
         uint64_t cpu_ns = posted_pending(r) ? r.slot.object->posted[r.posted_taken % wire::kPostedRing].cpu_ns
@@ -410,6 +413,7 @@ void dispatch(const std::vector<RankRecord*>& batch)
         if (r->request.other_thread && !r->request.lockstep &&
             std::find(r->portals_threads.begin(), r->portals_threads.end(), r->request.tid) == r->portals_threads.end())
             r->portals_threads.push_back(r->request.tid);
+        hold_at_dispatch(*r);
         r->phase_before_dispatch = r->phase;
         r->in_service = true;
         r->phase = RankPhase::Waiting;

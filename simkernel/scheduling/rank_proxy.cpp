@@ -17,6 +17,7 @@
 #include "scheduling/gate.hpp"
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/parked_waits.hpp"
+#include "scheduling/thread_hold.hpp"
 #include "services/outside_wait_service.hpp"
 #include "services/pmi_service.hpp"
 #include "services/process_memory.hpp"
@@ -222,6 +223,7 @@ void rank_proxy(RankRecord* rank)
         reply.seq = request.seq;
         ParkTicket ticket;
         r.serving = &ticket;
+        uint64_t work_before = r.portals ? r.portals->work_found : 0;
         bool finished = serve(r, request, reply);
         observe::request_served(r, request, reply.rc, finished);
         ++g_requests_served;
@@ -245,6 +247,7 @@ void rank_proxy(RankRecord* rank)
         } else if (request.other_thread) {
             // The simulated thread was not in this call: it goes on as it was.
             r.phase = r.phase_before_dispatch;
+            hold_after_request(r, request, r.portals && r.portals->work_found != work_before);
         } else {
             r.phase = RankPhase::Computing;
             r.asleep_since_wall = -1.0;

@@ -111,6 +111,18 @@ struct RankRecord {
     std::vector<pid_t> portals_threads;
     double threads_checked_wall = 0.0;
     bool other_thread_may_call = false;  // as last seen
+    // Other threads hold the rank's simulated time (scheduling/thread_hold.hpp): while the
+    // simulated thread is blocked outside, each thread whose request found work goes on
+    // from that date until its next request. Meanwhile the rank's empty polls are answered
+    // at once: time does not move for them to wait.
+    std::vector<pid_t> holders;
+    uint32_t requests_under_hold = 0;  // since work was last found
+    // Threads (other than the simulated one) whose last request found work: their next
+    // empty poll is answered at once, as the simulated thread's is from its mirror.
+    std::vector<pid_t> free_polls;
+    bool free_empty_poll = false;    // the request in service: its empty poll is answered at once
+    bool answered_free = false;      // it was
+    bool dispatched_holder = false;  // it was a holder's
     // Of the slot's threads_created, those the gate has looked at: each made calls, or was
     // asleep in something else than nanosleep, or was gone (unknown_thread_may_call).
     uint32_t threads_accounted = 0;
