@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -59,10 +60,10 @@ bool output_location_ok(const std::string& what, const std::string& file, std::s
     return true;
 }
 
-// --print-config: the server reads the platform and the overrides (one parser for both
-// uses) and prints the model's parameters; then the Open MPI environment the ranks would
-// get. Its status is the server's (0, or 13 for a bad configuration).
-int print_config(const RunPlan& plan)
+// The server's --print-config for this plan (one parser for the platform and the
+// overrides): printed on our standard output, or captured into `captured`. Its exit
+// status (0, or 13 for a bad configuration).
+int server_print_config(const RunPlan& plan, std::string* captured)
 {
     std::vector<std::string> args = {plan.siblings.simkernel, "--print-config"};
     if (plan.platform) {
@@ -73,6 +74,11 @@ int print_config(const RunPlan& plan)
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    int pipe_fds[2] = {-1, -1};
+    if (captured && ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        log::error("cannot start the simulation server: {}", std::strerror(errno));
+        return kExitLauncherFailure;
+    }
     std::cout << std::flush;
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -80,15 +86,31 @@ int print_config(const RunPlan& plan)
         return kExitLauncherFailure;
     }
     if (pid == 0) {
+        if (captured) ::dup2(pipe_fds[1], STDOUT_FILENO);
         ::execv(argv[0], argv.data());
         log::error("cannot execute the simulation server {}: {}", plan.siblings.simkernel, std::strerror(errno));
         ::_exit(kExitLauncherFailure);
     }
+    if (captured) {
+        ::close(pipe_fds[1]);
+        char buffer[4096];
+        ssize_t got;
+        while ((got = ::read(pipe_fds[0], buffer, sizeof buffer)) != 0)
+            if (got > 0) captured->append(buffer, static_cast<size_t>(got));
+            else if (errno != EINTR) break;
+        ::close(pipe_fds[0]);
+    }
     int wstatus = 0;
     while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    if (!WIFEXITED(wstatus)) return kExitLauncherFailure;
-    if (WEXITSTATUS(wstatus) != 0) return WEXITSTATUS(wstatus);
+    return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : kExitLauncherFailure;
+}
+
+// --print-config: the model's parameters as the server reads them, then the Open MPI
+// environment the ranks would get.
+int print_config(const RunPlan& plan)
+{
+    if (int status = server_print_config(plan, nullptr); status != 0) return status;
 
     std::vector<std::string> environment;
     for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
@@ -120,17 +142,13 @@ std::string calibration_tool(const std::string& launcher_dir, const Siblings& si
 // The platform's core speed, as the server reads it (its --print-config).
 std::optional<double> platform_core_speed(const RunPlan& plan)
 {
-    std::string command = fmt::format("'{}' --print-config", plan.siblings.simkernel);
-    if (plan.platform) command += fmt::format(" --platform '{}'", *plan.platform);
-    for (const std::string& arg : config_arguments(plan.options)) command += fmt::format(" '{}'", arg);
-    FILE* out = ::popen(command.c_str(), "r");
-    if (!out) return std::nullopt;
+    std::string config;
+    if (server_print_config(plan, &config) != 0) return std::nullopt;
     std::optional<double> speed;
-    char line[512];
-    while (std::fgets(line, sizeof line, out))
-        if (std::strncmp(line, "platform.core_speed", 19) == 0)
-            if (const char* eq = std::strchr(line, '=')) speed = std::strtod(eq + 1, nullptr);
-    ::pclose(out);
+    std::istringstream lines(config);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind("platform.core_speed", 0) == 0)
+            if (size_t eq = line.find('='); eq != std::string::npos) speed = std::strtod(line.c_str() + eq + 1, nullptr);
     return speed;
 }
 
