@@ -138,9 +138,12 @@ def osu_latency(bench, osu, iterations):
                   f"{statistics.median(eight):.2f} µs; beside a hog {hogged[model].get(8, float('nan')):.2f} µs")
     print(f"  native (mpirun --mca btl self,vader, no s4bxi), 0 to 8 B: "
           + ", ".join(f"{size} B {native[size]:.2f} µs" for size in (0, 1, 2, 4, 8) if size in native))
+    # The median per size and model: what osu_latency_mt is held to (at most twice).
+    return {model: {size: statistics.median([f[size] for f in runs[model] if size in f])
+                     for size in sizes if any(size in f for f in runs[model])} for model in MODELS}
 
 
-def osu_latency_mt(bench, osu, iterations):
+def osu_latency_mt(bench, osu, iterations, single):
     program = osu / "mpi" / "pt2pt" / "osu_latency_mt"
     args = ["-i", iterations, "-x", max(1, iterations // 10)]
     figures, walls = {}, {}
@@ -149,10 +152,16 @@ def osu_latency_mt(bench, osu, iterations):
         walls[model] = result[0] if result else None
         figures[model] = osu_figures(result[1]) if result else {}
     sizes = sorted(set(figures["zero"]) | set(figures["measured"]))
+    def ratio(model, size):
+        if size not in figures[model] or not single[model].get(size):
+            return "-"
+        return f"{figures[model][size] / single[model][size]:.2f}"
+
     rows = [[size] + [f"{figures[model][size]:.2f}" if size in figures[model] else "-" for model in MODELS]
-            for size in sizes]
+            + [ratio(model, size) for model in MODELS] for size in sizes]
     mpi_compare.table(f"osu_latency_mt, 2 ranks (two receiving threads), -i {args[1]} -x {args[3]}: one-way µs "
-                      f"per size", ["size B", *MODELS], rows)
+                      f"per size, and its ratio to osu_latency's median (at most 2 is the target)",
+                      ["size B", *MODELS, *(f"/ osu_latency, {model}" for model in MODELS)], rows)
     for model in MODELS:
         wall = walls[model]
         note = "failed" if wall is None else f"{wall:.1f} s" + (" (more than a minute)" if wall > MINUTE else "")
@@ -234,8 +243,8 @@ def main():
     print(f"OSU: {osu}")
     with tempfile.TemporaryDirectory(prefix="s4bxi-cpu-model-") as scratch:
         bench = Bench(options, Path(scratch))
-        osu_latency(bench, osu, iterations)
-        osu_latency_mt(bench, osu, mt_iterations)
+        single = osu_latency(bench, osu, iterations)
+        osu_latency_mt(bench, osu, mt_iterations, single)
         test_cost(bench, calls)
         weak_scaling(bench, ranks, weak_args)
     print(f"\nload average at end {load_average()}")

@@ -445,6 +445,12 @@ void mark_reply(RankRecord& rank)
     mirror.replies.fetch_add(1, std::memory_order_release);
 }
 
+bool loop_call(wire::Op op)
+{
+    return op == wire::Op::PtlEQGet || op == wire::Op::PtlEQPoll || op == wire::Op::PtlCTGet ||
+           op == wire::Op::PtlCTPoll || op == wire::Op::PtlMESearch;
+}
+
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply)
 {
     auto op = static_cast<wire::Op>(request.op);
@@ -452,9 +458,7 @@ int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& r
                          op == wire::Op::PtlFetchAtomic || op == wire::Op::PtlSwap || op == wire::Op::PtlTriggered;
     if (!data_movement) ++rank.portals_ops;  // data calls count themselves once validated
     // Any call but a poll or a search ends a polling or probing loop (RankPortals::probing).
-    bool loop_call = op == wire::Op::PtlEQGet || op == wire::Op::PtlEQPoll || op == wire::Op::PtlCTGet ||
-                     op == wire::Op::PtlCTPoll || op == wire::Op::PtlMESearch;
-    if (!loop_call && rank.portals) rank.portals->probing = false;
+    if (!loop_call(op) && rank.portals) rank.portals->probing = false;
     int rc = Call(rank, request, reply).run();
     rank.waiting_on.clear();
     return rc;

@@ -15,6 +15,8 @@ RankPortals& attach_portals(RankRecord& rank, simgrid::s4u::Host* core, uint32_t
 // Serves one Portals request in simulated time (it may block the proxy); returns the
 // PTL_* code and fills the reply's arguments.
 int serve_portals(RankRecord& rank, const wire::Request& request, wire::Reply& reply);
+// A call a polling or probing loop makes (a poll or a search): any other ends the loop.
+bool loop_call(wire::Op op);
 
 // The rank is in a request: the Portals calls it answered from its mirror since the
 // previous one count as operations, and the events it took there leave its queues.

@@ -2,15 +2,16 @@
 
 #include <algorithm>
 
+#include "portals/portals_engine.hpp"
 #include "scheduling/registry.hpp"
 
 namespace s4bxi::sim {
 namespace {
 
-// Requests served under one hold with no work found, after which it ends: a holder may be
-// waiting for the others (a thread that spins on a lock held by one that polls), and
-// would otherwise hold simulated time for ever. A holder goes on to its next call within
-// a few.
+// Requests served under one hold with no work found and no command made, after which it
+// ends: a holder may be waiting for the others (a thread that spins on a lock held by one
+// that polls), and would otherwise hold simulated time for ever. A holder goes on to its
+// next call within a few.
 constexpr uint32_t kRequestsUnderHold = 64;
 
 bool take(std::vector<pid_t>& tids, pid_t tid)
@@ -54,9 +55,13 @@ void hold_after_request(RankRecord& r, const wire::Request& request, bool found_
     if (found_work) add(r.free_polls, request.tid);
     bool held = !r.holders.empty();
     if (!held && r.phase != RankPhase::BlockedOutside) return;
-    if (found_work) r.requests_under_hold = 0;
-    // A holder whose poll was answered at once goes round its loop again.
-    if (!found_work && !(r.dispatched_holder && r.answered_free)) return;
+    // The thread goes on with its own code, as the simulated thread does after a reply:
+    // after work found, after a command (a call that is no poll: it is on its way to
+    // its next), and after its own poll answered at once. Not after an empty poll that
+    // waited in the simulation, nor after one answered at once because another held.
+    bool command = !loop_call(static_cast<wire::Op>(request.op));
+    if (found_work || command) r.requests_under_hold = 0;
+    if (!found_work && !command && !(r.dispatched_holder && r.answered_free)) return;
     add(r.holders, request.tid);
     if (held) return;
     r.phase = RankPhase::Computing;
