@@ -1,5 +1,5 @@
 // Mirrors of a rank's event queues and counters, in the memory the rank shares with the
-// server right after its slot (DESIGN.md "Polling"): a PtlEQGet that finds an event, or a
+// server right after its slot (docs/design.md "Polling"): a PtlEQGet that finds an event, or a
 // PtlCTGet that finds a new value, is answered in the rank's process without a round trip.
 // Part of the contract of wire.hpp: bump wire::kVersion on any change.
 //
@@ -83,12 +83,12 @@ struct Mirror {
     std::atomic<uint64_t> replies;      // replies the server has given the rank
     std::atomic<uint64_t> local_reads;  // Portals calls the rank answered from the mirror
     // Of which polls that found work (an event, a new PtlCTGet value): the server's empty
-    // polls start their fast-forward afresh after one, as after its own (DESIGN.md "Polling").
+    // polls start their fast-forward afresh after one, as after its own (docs/design.md "Polling").
     std::atomic<uint64_t> local_polls_with_work;
     // Events written for the rank, and the date the last of them becomes visible, as of
     // its last reply; and the count when the rank last read its event queues. An empty
     // poll while an event the rank has not looked at yet is visible returns at once, free
-    // (DESIGN.md "Polling": the polling loop would find it on its next round).
+    // (docs/design.md "Polling": the polling loop would find it on its next round).
     std::atomic<uint64_t> events_at_reply;
     std::atomic<double> last_event_visible_at_reply;
     std::atomic<uint64_t> events_looked;

@@ -1,5 +1,5 @@
 // Portals calls answered from the mirror of the rank's event queues and counters, in the
-// rank's own process (s4bxi/mirror.hpp, DESIGN.md "Polling"): an event to take, a counter
+// rank's own process (s4bxi/mirror.hpp, docs/design.md "Polling"): an event to take, a counter
 // value that changed or reached its test, an empty poll while work waits elsewhere or right
 // after a poll that found an event. Each returns false when the call needs the
 // server (nothing to read, a wait, a handle the mirror does not know, which also covers
@@ -17,7 +17,7 @@ bool eq_get(ptl_handle_eq_t handle, bool polling, ptl_event_t* event, int* rc);
 bool eq_poll(const ptl_handle_eq_t* handles, unsigned int size, bool polling, ptl_event_t* event, unsigned int* which,
              int* rc);
 // A poll returned `event` (read locally or from the server): an empty poll right after it,
-// with no other call in between, returns at once (DESIGN.md "Polling").
+// with no other call in between, returns at once (docs/design.md "Polling").
 void after_event(const ptl_event_t& event);
 
 // The server made the rank's last search wait out a polling step (a probing loop,

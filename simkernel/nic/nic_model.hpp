@@ -1,4 +1,4 @@
-// The BXI NIC model (BXI-MODEL.md): per node, TX and RX engines per virtual network,
+// The BXI NIC model (docs/model.md): per node, TX and RX engines per virtual network,
 // command queues fed over PCIe, inline/PIO/DMA paths, event writes, BXI end-to-end ACKs.
 #pragma once
 

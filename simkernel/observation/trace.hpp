@@ -1,4 +1,4 @@
-// CSV traces in the reference simulator's format (BXI-MODEL.md appendix §10), so that its
+// CSV traces in the reference simulator's format (docs/platforms.md "Traces"), so that its
 // viewers work: log_0.csv, log_1.csv, ... of 10 000 rows each, every file starting with
 // the header `operation_type,initiator_nid,target_nid,start_time,end_time`.
 //

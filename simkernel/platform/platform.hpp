@@ -10,7 +10,7 @@
 
 namespace s4bxi::sim {
 
-// NIC delays and sizes (BXI-MODEL.md Decisions §7; appendix §4). Seconds, bytes.
+// NIC delays and sizes (docs/model.md "NIC timings"). Seconds, bytes.
 struct NicTimings {
     double pci_latency_heuristic = 200e-9;      // first/last-packet waits
     double pci_heuristic_bandwidth = 15.75e9;

@@ -173,7 +173,7 @@ private:
     }
 
     // Another thread's timed poll: its timeout runs in real time, as that thread's clock
-    // does (DESIGN.md "Time"), and the gate ends it (parked_waits.hpp). Returns the
+    // does (docs/design.md "Time"), and the gate ends it (parked_waits.hpp). Returns the
     // simulated deadline the wait keeps itself: none then.
     double poll_deadline(uint32_t timeout_ms)
     {

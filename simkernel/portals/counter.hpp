@@ -1,6 +1,6 @@
 // A rank's counting event (CT) as the server holds it. Its value is also mirrored in the
 // rank's memory (wire::CtMirror), where PtlCTGet, PtlCTWait and PtlCTPoll read it without
-// a round trip when they can (DESIGN.md "Polling").
+// a round trip when they can (docs/design.md "Polling").
 #pragma once
 
 #include <portals4.h>

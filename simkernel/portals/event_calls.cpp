@@ -37,7 +37,7 @@ int Call::eq_free()
 // A non-blocking poll (PtlEQGet, PtlEQPoll with timeout 0) never blocks the program, but
 // an empty one fast-forwards: the rank waits in simulated time for the next event in any
 // of its queues or one polling quantum, which is what a real polling loop would have spent
-// (DESIGN.md "Polling"). The quantum grows while polls find nothing and resets on an event.
+// (docs/design.md "Polling"). The quantum grows while polls find nothing and resets on an event.
 int Call::wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_ms, const char* what)
 {
     for (uint32_t i = 0; i < count; ++i)

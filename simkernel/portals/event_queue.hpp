@@ -1,6 +1,6 @@
 // A rank's event queue as the server holds it: every event not yet consumed. The oldest
 // are also mirrored in the rank's memory (wire::EqMirror), where the rank takes them
-// without a round trip (DESIGN.md "Polling"). The server learns what the rank took only
+// without a round trip (docs/design.md "Polling"). The server learns what the rank took only
 // when the rank next makes a request (learn_consumed), so that what it decides in between
 // (a full queue drops an event) never depends on how fast the rank ran in real time.
 #pragma once

@@ -42,7 +42,7 @@ bool exposes_memory(const RankRecord& rank);
 extern uint64_t g_vain_polls;
 
 // An empty poll fast-forwards until a deadline that has no simulated timeout of its own
-// (DESIGN.md "Polling"): the gate, which lets simulated time advance, ends it there, or at
+// (docs/design.md "Polling"): the gate, which lets simulated time advance, ends it there, or at
 // once when nothing else is left to happen (a stall: the ranks' own code, between their
 // polls, is then the only thing that can move the run on).
 // The earliest deadline of the empty polls in progress (< 0: none).

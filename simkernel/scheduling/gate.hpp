@@ -1,4 +1,4 @@
-// The conservative gate (DESIGN.md "Scheduling"): simulated time may not advance while
+// The conservative gate (docs/design.md "The conservative gate"): simulated time may not advance while
 // any rank is computing. One actor, created after every proxy, owns the doorbell.
 #pragma once
 

@@ -3,16 +3,59 @@
 - a part (libinterpose/, simkernel/, launcher/) includes only its own files and the shared
   headers of include/ (s4bxi/..., portals4.h, pmi.h): never another part's private ones;
 - no source file is over 900 lines;
-- every folder of a part says what it holds in a README.md.
+- every folder of a part, and include/, tests/, bench/, tools/, platforms/ and their
+  folders, says what it holds in a README.md;
+- no file names a Markdown document that the repository does not contain.
 
 usage: check_layout.py SOURCE_ROOT"""
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 PARTS = ("libinterpose", "simkernel", "launcher")
+# Folders outside the parts that say what they hold too, with every folder below them.
+DOCUMENTED = ("include", "tests", "bench", "tools", "platforms")
+# Files whose text is read for names of documents (*.md): the tree's own sources and docs.
+TEXT_SUFFIXES = {".cpp", ".hpp", ".h", ".c", ".py", ".md", ".toml", ".build", ".txt", ""}
+# A document's name: in capitals (README.md), or a path (docs/time.md) anywhere; a bare
+# lower-case name (time.md) only in Markdown, where code's `a.md` member accesses are not.
+DOCUMENT = re.compile(r"(?<![\w.>/-])([A-Z][A-Z0-9_-]*\.md|[\w.-]+(?:/[\w.-]+)+\.md)\b")
+BARE_DOCUMENT = re.compile(r"(?<![\w.>/-])([a-z][\w-]*\.md)\b")
 LIMIT = 900
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def tracked_files(root):
+    """The files of the tree: git's list in a clone, else every file but a build's."""
+    try:
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True)
+        return [root / name for name in listed.stdout.decode().split("\0") if name and (root / name).is_file()]
+    except (OSError, subprocess.CalledProcessError):
+        return [path for path in root.rglob("*")
+                if path.is_file() and not path.relative_to(root).parts[0].startswith(("build", ".git"))]
+
+
+def missing_documents(root):
+    """Names of Markdown documents that no file of the tree carries."""
+    files = list(tracked_files(root))
+    names = {path.name for path in files}
+    problems = []
+    for path in files:
+        if path.suffix not in TEXT_SUFFIXES or path.stat().st_size > 2_000_000:
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        found = set(DOCUMENT.findall(text))
+        if path.suffix == ".md":
+            found |= set(BARE_DOCUMENT.findall(text))
+        for name in sorted(found):
+            name = name.rsplit("/", 1)[-1]
+            if name not in names:
+                problems.append(f"{path.relative_to(root)}: names {name}, which the repository does not contain")
+    return problems
 
 
 def main():
@@ -43,11 +86,16 @@ def main():
                                     f"private to another part")
         if not (base / "README.md").exists():
             problems.append(f"{part}/ has no README.md")
+    for top in DOCUMENTED:
+        for path in [root / top, *sorted((root / top).rglob("*"))]:
+            if path.is_dir() and not (path / "README.md").exists():
+                problems.append(f"{path.relative_to(root)}/ has no README.md")
+    problems += missing_documents(root)
     if problems:
         print("FAIL:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
     print(f"ok: {', '.join(PARTS)} include only their own files and include/; no file over {LIMIT} lines; "
-          "every folder has its README")
+          "every folder has its README; every document named exists")
     return 0
 
 

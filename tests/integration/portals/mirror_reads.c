@@ -1,4 +1,4 @@
-/* Events and counters read from the mirror, without a round trip (DESIGN.md "Polling").
+/* Events and counters read from the mirror, without a round trip (docs/design.md "Polling").
  *
  * Rank 0 sends PUTS puts with acknowledgements to rank 1's counting entry, and SMALL more to
  * an entry whose event queue holds only SMALL_EQ events. Both ranks then sleep 1 ms
