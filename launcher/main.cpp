@@ -22,6 +22,7 @@
 #include "options.hpp"
 #include "paths.hpp"
 #include "run.hpp"
+#include "s4bxi/server_flags.hpp"
 
 extern char** environ;
 
@@ -65,9 +66,9 @@ bool output_location_ok(const std::string& what, const std::string& file, std::s
 // status (0, or 13 for a bad configuration).
 int server_print_config(const RunPlan& plan, std::string* captured)
 {
-    std::vector<std::string> args = {plan.siblings.simkernel, "--print-config"};
+    std::vector<std::string> args = {plan.siblings.simkernel, s4bxi::server_flags::flag(s4bxi::server_flags::kPrintConfig)};
     if (plan.platform) {
-        args.emplace_back("--platform");
+        args.push_back(s4bxi::server_flags::flag(s4bxi::server_flags::kPlatform));
         args.push_back(*plan.platform);
     }
     for (std::string& arg : config_arguments(plan.options)) args.push_back(std::move(arg));

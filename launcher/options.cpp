@@ -12,6 +12,7 @@
 
 #include "s4bxi/config_keys.hpp"
 #include "s4bxi/mpi_costs.hpp"
+#include "s4bxi/server_flags.hpp"
 #include "s4bxi/timeline_filter.hpp"
 
 #ifndef S4BXI_VERSION
@@ -22,7 +23,7 @@ namespace s4bxi::launcher {
 
 std::string_view to_string(CpuModel model)
 {
-    return model == CpuModel::Zero ? "zero" : "measured";
+    return model == CpuModel::Zero ? server_flags::kCpuModelZero : server_flags::kCpuModelMeasured;
 }
 
 std::string_view to_string(LogLevel level)
@@ -78,21 +79,22 @@ bool known_env_name(std::string_view name)
 
 std::vector<std::string> config_arguments(const Options& options)
 {
+    using namespace server_flags;
     std::vector<std::string> args;
     for (const auto& [name, value] : options.knob_env) {
-        args.emplace_back("--env");
+        args.push_back(flag(kEnv));
         args.push_back(name + "=" + value);
     }
     for (const std::string& set : options.sets) {
-        args.emplace_back("--set");
+        args.push_back(flag(kSet));
         args.push_back(set);
     }
-    for (auto [name, value] : {std::pair{"--trace", &options.trace_dir},
-                               {"--timeline", &options.timeline_file},
-                               {"--paje", &options.paje_file},
-                               {"--timeline-filter", &options.timeline_filter}}) {
+    for (auto [name, value] : {std::pair{kTrace, &options.trace_dir},
+                               {kTimeline, &options.timeline_file},
+                               {kPaje, &options.paje_file},
+                               {kTimelineFilter, &options.timeline_filter}}) {
         if (!*value) continue;
-        args.emplace_back(name);
+        args.push_back(flag(name));
         args.push_back(**value);
     }
     return args;

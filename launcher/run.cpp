@@ -26,6 +26,7 @@
 #include "log.hpp"
 #include "openmpi_env.hpp"
 #include "proc.hpp"
+#include "s4bxi/server_flags.hpp"
 #include "summary.hpp"
 
 namespace s4bxi::launcher {
@@ -239,30 +240,31 @@ bool Supervisor::start_server()
         log::error("cannot create a pipe: {}", std::strerror(errno));
         return false;
     }
+    using namespace server_flags;
     const Options& o = plan_.options;
     std::vector<std::string> args = {
         plan_.siblings.simkernel,
-        "--run-dir", run_dir_,
-        "--world-size", std::to_string(o.world_size()),
-        "--ppn", std::to_string(o.ppn),
-        "--cpu-model", std::string(to_string(o.cpu_model)),
-        "--cpu-factor", fmt::format("{}", o.cpu_factor),
-        "--cpu-threshold", fmt::format("{}", o.cpu_threshold),
-        "--memory-waits", o.memory_waits,
-        "--lockstep", o.lockstep,
-        "--log-level", std::string(to_string(o.log_level)),
-        "--deadlock-timeout", fmt::format("{}", o.deadlock_timeout),
-        "--summary-out", summary_path_,
-        "--ready-fd", std::to_string(ready[1]),
+        flag(kRunDir), run_dir_,
+        flag(kWorldSize), std::to_string(o.world_size()),
+        flag(kPpn), std::to_string(o.ppn),
+        flag(kCpuModel), std::string(to_string(o.cpu_model)),
+        flag(kCpuFactor), fmt::format("{}", o.cpu_factor),
+        flag(kCpuThreshold), fmt::format("{}", o.cpu_threshold),
+        flag(kMemoryWaits), o.memory_waits,
+        flag(kLockstep), o.lockstep,
+        flag(kLogLevel), std::string(to_string(o.log_level)),
+        flag(kDeadlockTimeout), fmt::format("{}", o.deadlock_timeout),
+        flag(kSummaryOut), summary_path_,
+        flag(kReadyFd), std::to_string(ready[1]),
     };
     // The progress line: only where someone watches, and not under -q.
-    if (!o.quiet && ::isatty(STDERR_FILENO) == 1) args.emplace_back("--progress");
+    if (!o.quiet && ::isatty(STDERR_FILENO) == 1) args.push_back(flag(kProgress));
     if (!o.service_ranks.empty()) {
-        args.emplace_back("--service-ranks");
+        args.push_back(flag(kServiceRanks));
         args.push_back(fmt::format("{}", fmt::join(o.service_ranks, ",")));
     }
     if (plan_.platform) {
-        args.emplace_back("--platform");
+        args.push_back(flag(kPlatform));
         args.push_back(*plan_.platform);
     }
     for (std::string& arg : config_arguments(o)) args.push_back(std::move(arg));

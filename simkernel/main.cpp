@@ -6,53 +6,55 @@
 
 #include "observation/progress_line.hpp"
 #include "platform/config_override.hpp"
+#include "s4bxi/server_flags.hpp"
 #include "s4bxi/timeline_filter.hpp"
 #include "server.hpp"
 
 int main(int argc, char** argv)
 {
+    using namespace s4bxi::server_flags;
     s4bxi::sim::Config config;
     s4bxi::sim::Overrides& overrides = s4bxi::sim::command_line_overrides();
-    std::string cpu_model = "measured";
+    std::string cpu_model(kCpuModelMeasured);
     std::string memory_waits = "auto";
     std::string lockstep = "auto";
     bool print_config = false;
     CLI::App app{"s4bxi simulation server (started by s4bxi-launch)"};
-    CLI::Option* run_dir = app.add_option("--run-dir", config.run_dir, "private run directory");
-    app.add_option("--world-size", config.world_size, "number of ranks (0: learned from the ranks)")->check(CLI::NonNegativeNumber);
-    app.add_option("--ppn", config.ppn, "ranks per node")->check(CLI::PositiveNumber);
-    app.add_option("--platform", config.platform_file, "platform description (TOML)");
-    app.add_option("--cpu-model", cpu_model, "measured or zero")->check(CLI::IsMember({"measured", "zero"}));
-    app.add_option("--cpu-factor", config.cpu_factor, "multiplier of measured CPU time")->check(CLI::PositiveNumber);
-    app.add_option("--cpu-threshold", config.cpu_threshold, "compute shorter than this is ignored (s)")->check(CLI::NonNegativeNumber);
-    app.add_option("--memory-waits", memory_waits, "zero CPU model: a rank computing with no Portals call may wait on "
-                   "its memory: auto (OpenSHMEM programs), on, off")->check(CLI::IsMember({"auto", "on", "off"}));
-    app.add_option("--lockstep", lockstep, "zero CPU model: the threads of a rank run one at a time, in an order of "
-                   "its own: auto (OpenSHMEM programs), on, off")->check(CLI::IsMember({"auto", "on", "off"}));
-    app.add_option("--service-ranks", config.service_ranks, "ranks whose messages use the service VNs")
+    CLI::Option* run_dir = app.add_option(flag(kRunDir), config.run_dir, "private run directory");
+    app.add_option(flag(kWorldSize), config.world_size, "number of ranks (0: learned from the ranks)")->check(CLI::NonNegativeNumber);
+    app.add_option(flag(kPpn), config.ppn, "ranks per node")->check(CLI::PositiveNumber);
+    app.add_option(flag(kPlatform), config.platform_file, "platform description (TOML)");
+    app.add_option(flag(kCpuModel), cpu_model, "measured or zero")->check(CLI::IsMember(spellings(kCpuModels)));
+    app.add_option(flag(kCpuFactor), config.cpu_factor, "multiplier of measured CPU time")->check(CLI::PositiveNumber);
+    app.add_option(flag(kCpuThreshold), config.cpu_threshold, "compute shorter than this is ignored (s)")->check(CLI::NonNegativeNumber);
+    app.add_option(flag(kMemoryWaits), memory_waits, "zero CPU model: a rank computing with no Portals call may wait on "
+                   "its memory: auto (OpenSHMEM programs), on, off")->check(CLI::IsMember(spellings(kAutoOnOff)));
+    app.add_option(flag(kLockstep), lockstep, "zero CPU model: the threads of a rank run one at a time, in an order of "
+                   "its own: auto (OpenSHMEM programs), on, off")->check(CLI::IsMember(spellings(kAutoOnOff)));
+    app.add_option(flag(kServiceRanks), config.service_ranks, "ranks whose messages use the service VNs")
         ->delimiter(',')
         ->check(CLI::NonNegativeNumber);
-    app.add_option("--log-level", config.log_level)->check(CLI::IsMember({"error", "warning", "info", "debug"}));
-    app.add_option("--summary-out", config.summary_out, "where to write the JSON summary");
-    app.add_option("--ready-fd", config.ready_fd, "pipe to signal readiness on");
-    app.add_option("--register-timeout", config.register_timeout, "wall seconds for every rank to register")->check(CLI::PositiveNumber);
-    app.add_option("--deadlock-timeout", config.outside_deadlock_timeout,
+    app.add_option(flag(kLogLevel), config.log_level)->check(CLI::IsMember(spellings(kLogLevels)));
+    app.add_option(flag(kSummaryOut), config.summary_out, "where to write the JSON summary");
+    app.add_option(flag(kReadyFd), config.ready_fd, "pipe to signal readiness on");
+    app.add_option(flag(kRegisterTimeout), config.register_timeout, "wall seconds for every rank to register")->check(CLI::PositiveNumber);
+    app.add_option(flag(kDeadlockTimeout), config.outside_deadlock_timeout,
                    "wall seconds a rank blocked outside the simulation may hold every other rank")->check(CLI::PositiveNumber);
     // The configuration overrides forwarded by the launcher (docs/model.md, "Configuration").
     std::vector<std::string> env;
-    app.add_option("--set", overrides.sets, "KEY=VALUE: override a platform key (repeatable)")->take_all();
-    app.add_option("--env", env, "S4BXI_NAME=VALUE: a knob's environment variable (repeatable)")->take_all();
-    app.add_option("--trace", overrides.trace_folder, "write CSV traces into this directory");
+    app.add_option(flag(kSet), overrides.sets, "KEY=VALUE: override a platform key (repeatable)")->take_all();
+    app.add_option(flag(kEnv), env, "S4BXI_NAME=VALUE: a knob's environment variable (repeatable)")->take_all();
+    app.add_option(flag(kTrace), overrides.trace_folder, "write CSV traces into this directory");
     std::string timeline_filter;
-    app.add_option("--timeline", config.observation.timeline_file, "write the timeline (Chrome trace-event JSON)");
-    app.add_option("--paje", config.observation.paje_file, "write the timeline in Paje");
-    app.add_option("--timeline-filter", timeline_filter, "ranks=LIST;time=START:END");
+    app.add_option(flag(kTimeline), config.observation.timeline_file, "write the timeline (Chrome trace-event JSON)");
+    app.add_option(flag(kPaje), config.observation.paje_file, "write the timeline in Paje");
+    app.add_option(flag(kTimelineFilter), timeline_filter, "ranks=LIST;time=START:END");
     bool progress = false;
-    app.add_flag("--progress", progress, "show a progress line on stderr (a terminal)");
-    app.add_flag("--print-config", print_config, "print the effective configuration and exit");
+    app.add_flag(flag(kProgress), progress, "show a progress line on stderr (a terminal)");
+    app.add_flag(flag(kPrintConfig), print_config, "print the effective configuration and exit");
     try {
         app.parse(argc, argv);
-        if (!print_config && run_dir->count() == 0) throw CLI::RequiredError("--run-dir");
+        if (!print_config && run_dir->count() == 0) throw CLI::RequiredError(flag(kRunDir));
     } catch (const CLI::ParseError& error) {
         return app.exit(error) == 0 ? 0 : s4bxi::sim::kExitConfig;
     }
@@ -85,7 +87,7 @@ int main(int argc, char** argv)
             return s4bxi::sim::kExitConfig;
         }
     }
-    config.cpu_model = cpu_model == "zero" ? s4bxi::wire::CpuModel::Zero : s4bxi::wire::CpuModel::Measured;
+    config.cpu_model = cpu_model == kCpuModelZero ? s4bxi::wire::CpuModel::Zero : s4bxi::wire::CpuModel::Measured;
     using ForRanks = s4bxi::sim::Config::ForRanks;
     auto for_ranks = [](const std::string& word) {
         return word == "on" ? ForRanks::On : word == "off" ? ForRanks::Off : ForRanks::Auto;
