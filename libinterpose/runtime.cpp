@@ -832,7 +832,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
             slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
             g_state.in_call = false;
             if (!simulated_thread) t_in_call = false;
-            if (!simulated_thread && !parked) threads_clock::replied(op, t_last_reply.rc, t_last_reply.sim_time);
+            if (!simulated_thread && !parked) threads_clock::replied(op, t_last_reply.rc, t_last_reply.sim_time, false);
         } else {
             clock_after_reply(t_last_reply.sim_time, accounted);
             slot.state.store(static_cast<uint32_t>(wire::SlotState::Idle), std::memory_order_release);
@@ -847,7 +847,7 @@ const wire::Reply& call(wire::Op op, const void* args, uint32_t args_size)
         clock_after_reply(t_last_reply.sim_time, accounted);
         t_in_call = false;
     } else
-        threads_clock::replied(op, t_last_reply.rc, t_last_reply.sim_time);
+        threads_clock::replied(op, t_last_reply.rc, t_last_reply.sim_time, true);
     return t_last_reply;
 }
 

@@ -33,9 +33,9 @@ bool timed_out(wire::Op op, int32_t rc)
 
 }  // namespace
 
-void replied(wire::Op op, int32_t rc, double sim_time)
+void replied(wire::Op op, int32_t rc, double sim_time, bool parked)
 {
-    if (timed_out(op, rc)) return;
+    if (parked && timed_out(op, rc)) return;
     int64_t sim_ns = timemath::seconds_to_ns(sim_time);
     int64_t wall_ns = host_monotonic_ns();
     g_sequence.fetch_add(1, std::memory_order_acq_rel);

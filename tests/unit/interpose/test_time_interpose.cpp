@@ -192,19 +192,24 @@ TEST_CASE_METHOD(RankFixture, "a thread that makes calls reads the latest reply'
     // The simulated thread waits outside (in pthread_join) while another thread exchanges
     // messages: that thread's clock shows its replies' dates, not the wall time since the
     // simulated thread's reading (time_math.hpp, calling_thread_virtual_ns).
-    auto [at_reply, after_timeout, on_a_new_thread] = on_other_thread([] {
-        s4bxi::interpose::threads_clock::replied(s4bxi::wire::Op::PtlEQWait, PTL_OK, 1e6 + 2.5);
+    auto [at_reply, after_timeout, after_empty_poll, on_a_new_thread] = on_other_thread([] {
+        using s4bxi::interpose::threads_clock::replied;
+        replied(s4bxi::wire::Op::PtlEQWait, PTL_OK, 1e6 + 2.5, true);
         int64_t at_reply = read_ns(CLOCK_MONOTONIC);
-        // A poll that timed out ended in real time: it moves nothing.
-        s4bxi::interpose::threads_clock::replied(s4bxi::wire::Op::PtlEQPoll, PTL_EQ_EMPTY, 1e6);
+        // A parked poll that timed out ended in real time: it moves nothing.
+        replied(s4bxi::wire::Op::PtlEQPoll, PTL_EQ_EMPTY, 1e6, true);
         int64_t after_timeout = read_ns(CLOCK_MONOTONIC);
-        return std::tuple<int64_t, int64_t, int64_t>{at_reply, after_timeout,
-                                                     on_other_thread([] { return read_ns(CLOCK_MONOTONIC); })};
+        // A poll answered empty without waiting is a reply at the simulation's date.
+        replied(s4bxi::wire::Op::PtlEQPoll, PTL_EQ_EMPTY, 1e6 + 3.0, false);
+        int64_t after_empty_poll = read_ns(CLOCK_MONOTONIC);
+        return std::tuple<int64_t, int64_t, int64_t, int64_t>{
+            at_reply, after_timeout, after_empty_poll, on_other_thread([] { return read_ns(CLOCK_MONOTONIC); })};
     });
     // Exactly the reply's date: the thread's code between calls takes no simulated time.
     const int64_t replied = kMonotonicOffsetNs + seconds_to_ns(1e6 + 2.5);
     CHECK(at_reply == replied);
     CHECK(after_timeout == replied);
+    CHECK(after_empty_poll == kMonotonicOffsetNs + seconds_to_ns(1e6 + 3.0));
     // A thread that has made no call of its own still follows the simulated thread.
     CHECK(on_a_new_thread >= monotonic);
     CHECK(on_a_new_thread - monotonic < kNsPerSec / 2);
