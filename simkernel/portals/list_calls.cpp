@@ -253,6 +253,10 @@ int Call::me_search()
     // costs few probes. The first search after other work does not wait: a program that
     // probes once, then does something else, is not delayed.
     bool step = a.list == PTL_SEARCH_ONLY && p_.probing && !unseen_event_visible();
+    if (step && r_.free_empty_poll) {  // another thread holds the rank's time, as for a poll
+        step = false;
+        r_.answered_free = true;
+    }
     bool arrived = false;
     if (step) {
         r_.waiting_on.set([] { return std::string("PtlMESearch in a probing loop"); });
