@@ -28,13 +28,9 @@ std::string_view to_string(CpuModel model)
 
 std::string_view to_string(LogLevel level)
 {
-    switch (level) {
-    case LogLevel::Error: return "error";
-    case LogLevel::Warning: return "warning";
-    case LogLevel::Info: return "info";
-    case LogLevel::Debug: return "debug";
-    }
-    return "warning";
+    // The server's spellings, in LogLevel's order (Error, Warning, Info, Debug).
+    static_assert(server_flags::kLogLevels.size() == static_cast<size_t>(LogLevel::Debug) + 1);
+    return server_flags::kLogLevels[static_cast<size_t>(level)];
 }
 
 const std::vector<EnvDefault>& env_defaults()

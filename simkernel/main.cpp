@@ -16,8 +16,8 @@ int main(int argc, char** argv)
     s4bxi::sim::Config config;
     s4bxi::sim::Overrides& overrides = s4bxi::sim::command_line_overrides();
     std::string cpu_model(kCpuModelMeasured);
-    std::string memory_waits = "auto";
-    std::string lockstep = "auto";
+    std::string memory_waits(kAuto);
+    std::string lockstep(kAuto);
     bool print_config = false;
     CLI::App app{"s4bxi simulation server (started by s4bxi-launch)"};
     CLI::Option* run_dir = app.add_option(flag(kRunDir), config.run_dir, "private run directory");
@@ -90,7 +90,7 @@ int main(int argc, char** argv)
     config.cpu_model = cpu_model == kCpuModelZero ? s4bxi::wire::CpuModel::Zero : s4bxi::wire::CpuModel::Measured;
     using ForRanks = s4bxi::sim::Config::ForRanks;
     auto for_ranks = [](const std::string& word) {
-        return word == "on" ? ForRanks::On : word == "off" ? ForRanks::Off : ForRanks::Auto;
+        return word == kOn ? ForRanks::On : word == kOff ? ForRanks::Off : ForRanks::Auto;
     };
     config.memory_waits = for_ranks(memory_waits);
     config.lockstep = for_ranks(lockstep);

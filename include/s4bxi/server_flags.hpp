@@ -46,7 +46,10 @@ inline constexpr std::string_view kCpuModelZero = "zero";
 inline constexpr std::array kCpuModels = {kCpuModelMeasured, kCpuModelZero};
 inline constexpr std::array<std::string_view, 4> kLogLevels = {"error", "warning", "info", "debug"};
 // --memory-waits and --lockstep: auto (OpenSHMEM programs), on, off.
-inline constexpr std::array<std::string_view, 3> kAutoOnOff = {"auto", "on", "off"};
+inline constexpr std::string_view kAuto = "auto";
+inline constexpr std::string_view kOn = "on";
+inline constexpr std::string_view kOff = "off";
+inline constexpr std::array kAutoOnOff = {kAuto, kOn, kOff};
 
 // A flag or a list of spellings as the option parsers take them.
 inline std::string flag(std::string_view name)

@@ -2,8 +2,8 @@
 //
 // - on its simulated thread, clocks show simulated time and sleeps are simulated;
 // - on its other threads, clocks show the rank's clock as the simulated thread last saw it,
-//   or as the thread's own last reply dated it, continued in real time (threads_clock.hpp),
-//   and sleeps are real;
+//   continued in real time, or, on a thread that makes Portals calls, the date of the
+//   latest reply to such a thread (threads_clock.hpp); sleeps are real;
 // - on every thread, absolute deadlines handed to blocking calls that the kernel times
 //   (pthread_cond_timedwait, sem_timedwait, ...) are moved from the rank's clock to the
 //   host's, keeping the time that remains.

@@ -113,8 +113,8 @@ struct RankRecord {
     bool other_thread_may_call = false;  // as last seen
     // Other threads hold the rank's simulated time (scheduling/thread_hold.hpp): while the
     // simulated thread is blocked outside, each thread whose request found work or made a
-    // command goes on from that date until its next request. Meanwhile the rank's empty polls are answered
-    // at once: time does not move for them to wait.
+    // command goes on from that date until its next request. Meanwhile the rank's empty
+    // polls are answered at once: time does not move for them to wait.
     std::vector<pid_t> holders;
     uint32_t requests_under_hold = 0;  // since work was last found
     // Threads (other than the simulated one) whose last request found work: their next

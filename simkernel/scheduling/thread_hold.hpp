@@ -1,4 +1,4 @@
-// Another thread of a rank holds the rank's simulated time (docs/time.md "Threads").
+// Another thread of a rank holds the rank's simulated time (docs/time.md "On which threads").
 //
 // While the rank's simulated thread is blocked outside the simulation (in pthread_join,
 // as OSU's osu_latency_mt and SOS's threaded tests wait for the threads that communicate),
