@@ -1,79 +1,66 @@
-// The queues in front of the NIC engines: arrivals, and command queues fed over PCIe.
+// The queues in front of the NIC engines: their messages, and command queues fed over PCIe.
 #include "nic/nic_model.hpp"
 
 namespace s4bxi::sim {
 
 namespace sg4 = simgrid::s4u;
 
-void ArrivalQueue::init()
-{
-    available_ = sg4::Semaphore::create(0);
-}
-
-void ArrivalQueue::pump_from(sg4::Mailbox* mailbox, sg4::Host* host, const std::string& name,
-                             std::function<void(const Message&)> landed)
-{
-    auto pump = sg4::Actor::create(name + "_pump", host, [this, mailbox, landed] {
-        while (true) {
-            try {
-                Message* message = mailbox->get<Message>();
-                if (landed) landed(*message);
-                push(message);
-            } catch (const simgrid::NetworkFailureException&) {
-                // lost on a link that went down on its way here
-            }
-        }
-    });
-    pump->daemonize();
-    mailbox->set_receiver(pump);
-}
-
-void ArrivalQueue::push(Message* message)
+void EngineQueue::push(Message* message)
 {
     messages_.push_back(message);
-    available_->release();
+    if (waiter_) instant_order().resume_at(sg4::Engine::get_clock(), owner_, std::exchange(waiter_, nullptr));
 }
 
-Message* ArrivalQueue::pop()
+void EngineQueue::landed(uint64_t ticket, Message* message, std::function<void()> at_hand_over)
 {
-    available_->acquire();
-    Message* message = messages_.front();
-    messages_.pop_front();
+    Expected& slot = expected_.at(ticket - first_expected_);
+    slot.landed = true;
+    slot.message = message;
+    slot.at_hand_over = std::move(at_hand_over);
+    while (!expected_.empty() && expected_.front().landed) {
+        Expected front = std::move(expected_.front());
+        expected_.pop_front();
+        ++first_expected_;
+        if (front.at_hand_over) front.at_hand_over();
+        if (front.message) push(front.message);
+    }
+}
+
+Message* EngineQueue::Pop::await_resume()
+{
+    Message* message = queue.messages_.front();
+    queue.messages_.pop_front();
     return message;
 }
 
-void CommandQueue::init(const std::string& name, bool over_pcie)
+void CommandQueue::init(StepOwner owner, sg4::Host* nic_host, bool over_pcie)
 {
+    queue_.init(owner);
+    nic_host_ = nic_host;
     over_pcie_ = over_pcie;
-    mailbox_ = sg4::Mailbox::by_name(name);
-    arrived_.init();
-}
-
-void CommandQueue::set_consumer(sg4::ActorPtr actor)
-{
-    nic_host_ = actor->get_host();
-    if (over_pcie_) arrived_.pump_from(mailbox_, nic_host_, mailbox_->get_name());
 }
 
 void CommandQueue::push_blocking(Message* message, uint64_t bytes)
 {
-    // The writer waits for its write anyway: the transfer, then the queue, costs the same
-    // simulated time as a mailbox and its pump, with two simulated activities fewer.
-    if (over_pcie_) transfer(sg4::this_actor::get_host(), nic_host_, bytes);
-    arrived_.push(message);
+    if (over_pcie_) transfer(sg4::this_actor::get_host(), nic_host_, bytes).run_in_actor();
+    queue_.push(message);
 }
 
 void CommandQueue::push_detached(Message* message)
 {
     // From the NIC itself nothing crosses PCIe: straight into the queue. From a core (a
     // triggered operation fired by the program's counter update), the write's latency.
-    if (over_pcie_ && sg4::this_actor::get_host() != nic_host_) mailbox_->put_init(message, 0)->detach();
-    else arrived_.push(message);
-}
-
-Message* CommandQueue::pop()
-{
-    return arrived_.pop();
+    if (!over_pcie_ || in_nic_step()) {
+        queue_.push(message);
+        return;
+    }
+    sg4::CommPtr write = sg4::Comm::sendto_async(sg4::this_actor::get_host(), nic_host_, 0);
+    uint64_t ticket = queue_.expect();
+    when_ended(std::move(write), queue_.owner(), [this, message, ticket](bool failed) {
+        if (!failed) return queue_.landed(ticket, message, nullptr);
+        queue_.landed(ticket, nullptr, nullptr);
+        delete message;  // lost on a link that went down on its way here
+    });
 }
 
 }  // namespace s4bxi::sim

@@ -42,7 +42,7 @@ E2eTracker::E2eTracker(Nic& nic, const PlatformSpec& spec) : nic_(nic), spec_(sp
 
 void E2eTracker::start()
 {
-    for (auto& entries : entries_) entries = sg4::Semaphore::create(spec_.e2e_entries);
+    for (auto& entries : entries_) entries.free = spec_.e2e_entries;
     if (!spec_.e2e) return;
     // The deadlines are kernel timers, set and moved by the TX and RX engines as they send
     // and acknowledge: no actor of its own to wake twice per message. This one only waits
@@ -55,13 +55,13 @@ void E2eTracker::start()
     watch->on_exit([this](bool) { disarm(); });
 }
 
-E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous)
+NicTask<E2eRecordPtr> E2eTracker::register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous)
 {
-    if (!spec_.e2e || message.type == MessageType::E2eAck) return nullptr;
+    if (!spec_.e2e || message.type == MessageType::E2eAck) co_return nullptr;
     E2eRecordPtr record = previous;
-    if (record && record->acknowledged) return record;  // a retransmission overtaken by its ACK
+    if (record && record->acknowledged) co_return record;  // a retransmission overtaken by its ACK
     if (!record) {
-        entries_[static_cast<int>(vn)]->acquire();  // may hold the TX while every entry is in use
+        co_await TakeEntry{entries_[static_cast<int>(vn)]};  // may hold the TX while every entry is in use
         record = std::make_shared<E2eRecord>();
         record->vn = vn;
     }
@@ -69,14 +69,24 @@ E2eRecordPtr E2eTracker::register_send(const Message& message, VirtualNetwork vn
     record->deadline = sg4::Engine::get_clock() + spec_.retry_timeout;
     pending_.push_back(record);
     if (!deadline_timer_) arm();
-    return record;
+    co_return record;
+}
+
+// A freed entry goes to the TX engine that waited longest for one, in a step of its own.
+void E2eTracker::release_entry(Entries& entries)
+{
+    ++entries.free;
+    if (entries.waiting.empty()) return;
+    auto [tx, owner] = entries.waiting.front();
+    entries.waiting.pop_front();
+    instant_order().resume_at(sg4::Engine::get_clock(), owner, tx);
 }
 
 void E2eTracker::acknowledge(const E2eRecordPtr& record)
 {
     if (!record || record->acknowledged) return;
     record->acknowledged = true;
-    entries_[static_cast<int>(record->vn)]->release();
+    release_entry(entries_[static_cast<int>(record->vn)]);
     release_credits(*record);
     // The message holds its transfer, which holds this record: drop the message, or the
     // pair would outlive the run (and the payload with it).
@@ -132,10 +142,9 @@ void E2eTracker::deadline_reached()
         if (sg4::Engine::get_clock() < record->deadline) break;
         pending_.pop_front();
         if (record->retries >= static_cast<int>(spec_.max_retries)) {
-            // Reporting it writes events, which takes simulated time: an actor's work.
-            sg4::Actor::create(nic_.hosts().name + "_E2E_give_up", nic_.hosts().nic,
-                               [this, record] { give_up(record); })
-                ->daemonize();
+            // Reporting it writes events, which takes simulated time: steps of their own.
+            instant_order().at(sg4::Engine::get_clock(), StepOwner::of(nic_.nid(), NicEngine::Reliability),
+                               [this, record] { spawn(give_up(record)); });
             continue;
         }
         ++record->retries;
@@ -194,7 +203,7 @@ void E2eTracker::release_credits(E2eRecord& record)
     }
 }
 
-void E2eTracker::give_up(const E2eRecordPtr& record)
+NicTask<> E2eTracker::give_up(E2eRecordPtr record)
 {
     ++gave_up;
     std::shared_ptr<Message> message = record->message;  // acknowledge() drops the record's
@@ -202,8 +211,8 @@ void E2eTracker::give_up(const E2eRecordPtr& record)
     XBT_INFO("node %u gives up a message to node %u after %d retransmissions", nic_.nid(), m.destination_nid,
              record->retries);
     acknowledge(record);
-    if (!is_request(m.type)) return;  // a lost ACK or response: the initiator gives up on its own
-    report_undeliverable(nic_, *m.transfer);
+    if (!is_request(m.type)) co_return;  // a lost ACK or response: the initiator gives up on its own
+    co_await report_undeliverable(nic_, *m.transfer);
 }
 
 }  // namespace s4bxi::sim

@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <coroutine>
 #include <deque>
 #include <map>
 #include <memory>
 #include <tuple>
 
 #include <simgrid/s4u.hpp>
+
+#include "nic/instant_order.hpp"
+#include "nic/nic_task.hpp"
 
 #include "platform/platform.hpp"
 
@@ -37,8 +41,8 @@ public:
     void start();
 
     // TX side, right after the send preparation: takes an entry on a first transmission
-    // (may block while all are in use), stamps the deadline, queues the record.
-    E2eRecordPtr register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous);
+    // (may wait while all are in use), stamps the deadline, queues the record.
+    NicTask<E2eRecordPtr> register_send(const Message& message, VirtualNetwork vn, E2eRecordPtr previous);
 
     // The message is acknowledged (PTL ACK, response, BXI ACK, quick ACK): frees its
     // entry and credits and re-queues the messages parked by flow control.
@@ -56,7 +60,7 @@ private:
     void arm();
     void deadline_reached();
     void disarm();
-    void give_up(const E2eRecordPtr& record);
+    NicTask<> give_up(E2eRecordPtr record);
     void release_credits(E2eRecord& record);
 
     Nic& nic_;
@@ -64,7 +68,18 @@ private:
     // Entries per virtual network: requests and responses have their own, so that a node
     // whose requests hold every entry can still answer its peers (with one pool, two
     // nodes flooding each other wait for each other's responses forever).
-    simgrid::s4u::SemaphorePtr entries_[4];
+    struct Entries {
+        uint32_t free = 0;
+        std::deque<std::pair<std::coroutine_handle<>, StepOwner>> waiting;  // TX engines, in arrival order
+    };
+    Entries entries_[4];
+    struct TakeEntry {
+        Entries& entries;
+        bool await_ready() const noexcept { return entries.free > 0; }
+        void await_suspend(std::coroutine_handle<> tx) { entries.waiting.emplace_back(tx, instant_order().current()); }
+        void await_resume() { --entries.free; }
+    };
+    void release_entry(Entries& entries);
     std::deque<E2eRecordPtr> pending_;  // in deadline order: the timeout is constant
     // The kernel timer set at the deadline of the oldest unacknowledged record, and that
     // record: acknowledging it moves the timer to the next one at once.

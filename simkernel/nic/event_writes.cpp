@@ -31,14 +31,14 @@ void note_arrival(RankPortals& owner, double visible_at, bool event)
 using nic_detail::delivery_latency;
 using nic_detail::note_arrival;
 
-void auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry)
+NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry)
 {
-    if (!entry.free_pending || entry.headers > 0) return;
+    if (!entry.free_pending || entry.headers > 0) co_return;
     entry.free_pending = false;
-    write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_FREE);
+    co_await write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_FREE);
 }
 
-void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
+NicTask<> write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
                        ptl_event_kind_t type)
 {
     ptl_event_t event{};
@@ -47,21 +47,27 @@ void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const
     event.pt_index = entry.pt_index;
     event.ptl_list = entry.list;
     event.ni_fail_type = PTL_NI_OK;
-    write_event(nic, owner, ni.table[entry.pt_index].eq, event);
+    co_await write_event(nic, owner, ni.table[entry.pt_index].eq, event);
 }
 
-void write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, const ptl_event_t& event)
+NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, ptl_event_t event)
 {
-    if (eq_handle == PTL_EQ_NONE) return;
+    if (eq_handle == PTL_EQ_NONE) co_return;
     uint32_t index = handle_index(eq_handle);
-    if (index >= owner.eqs.size() || !owner.eqs[index].used) return;  // freed meanwhile
+    if (index >= owner.eqs.size() || !owner.eqs[index].used) co_return;  // freed meanwhile
     if (nic_model().spec().model_pci_commands)
-        pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size, trace::Op::PCI_EVENT, nic.nid());
+        co_await pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size, trace::Op::PCI_EVENT,
+                              nic.nid());
+    // Freed during the write?
+    if (index >= owner.eqs.size() || !owner.eqs[index].used) co_return;
     EventQueue& eq = owner.eqs[index];
     XBT_DEBUG("rank %d: event %d (ni_fail %d) in eq %#x", owner.rank->rank, static_cast<int>(event.type),
               static_cast<int>(event.ni_fail_type), eq_handle);
-    double visible = sg4::Engine::get_clock() + delivery_latency(sg4::this_actor::get_host(), owner);
-    if (!eq.push({visible, event})) return;
+    // The host of the engine that writes it: a quick ACK's events are the target's RX's.
+    sg4::Host* writer = in_nic_step() ? nic_model().nic(instant_order().current().node).hosts().nic
+                                      : sg4::this_actor::get_host();
+    double visible = sg4::Engine::get_clock() + delivery_latency(writer, owner);
+    if (!eq.push({visible, event})) co_return;
     note_arrival(owner, visible, true);
 }
 

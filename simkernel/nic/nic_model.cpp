@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <map>
 
-#include <simgrid/kernel/Timer.hpp>
 
 #include "nic/nic_internal.hpp"
 #include "nic/payload_copy.hpp"
@@ -59,11 +58,10 @@ void set_nic_model(NicModel* model)
 Nic::Nic(uint32_t nid, NodeHosts hosts, const PlatformSpec& spec)
     : nid_(nid), hosts_(std::move(hosts)), spec_(spec), e2e_(*this, spec)
 {
-    for (int vn = 0; vn < 4; ++vn) {
-        tx_[vn].init(fmt::format("{}_nic_tx_{}", nid, vn), spec.model_pci_commands);
-        e2e_acks_[vn].init(fmt::format("{}_nic_e2e_acks_{}", nid, vn), false);
-        rx_[vn] = sg4::Mailbox::by_name(fmt::format("{}_nic_rx_{}", nid, vn));
-        rx_arrived_[vn].init();
+    for (uint32_t vn = 0; vn < 4; ++vn) {
+        tx_[vn].init(StepOwner::of(nid, NicEngine::Tx, vn), hosts_.nic, spec.model_pci_commands);
+        e2e_acks_[vn].init(StepOwner::of(nid, NicEngine::AckLane, vn), hosts_.nic, false);
+        rx_[vn].init(StepOwner::of(nid, NicEngine::Rx, vn));
     }
 }
 
@@ -72,48 +70,35 @@ void Nic::start()
     e2e_.start();
     // Compute and service VNs on every node (which ranks use the service VNs is known only
     // as they register; idle engines cost nothing). Each request VN comes with its response
-    // VN, which carries the BXI ACKs' own lane.
+    // VN, which carries the BXI ACKs' own lane. Each engine is a coroutine that waits for
+    // its first message.
     for (VirtualNetwork request : {VirtualNetwork::ComputeRequest, VirtualNetwork::ServiceRequest}) {
         VirtualNetwork response = response_vn(request);
         for (VirtualNetwork vn : {request, response}) {
-            auto tx = sg4::Actor::create(fmt::format("{}_TX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
-                                         [this, vn] { tx_loop(vn); });
-            tx->daemonize();
-            tx_queue(vn).set_consumer(tx);
-            auto rx = sg4::Actor::create(fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)), hosts_.nic,
-                                         [this, vn] { rx_loop(vn); });
-            rx->daemonize();
-            rx_arrived_[static_cast<int>(vn)].pump_from(
-                rx_mailbox(vn), hosts_.nic, fmt::format("{}_RX{}", hosts_.name, static_cast<int>(vn)),
-                [this](const Message& m) {
-                    nic_model().lone_transfers().simulated_ends(nic_model().nic(m.source_nid).hosts().nic, hosts_.nic);
-                });
+            spawn(tx_loop(vn));
+            spawn(rx_loop(vn));
         }
-        if (spec_.e2e) {
-            auto acks = sg4::Actor::create(fmt::format("{}_E2E_ACK{}", hosts_.name, static_cast<int>(response)),
-                                           hosts_.nic, [this, response] { e2e_ack_loop(response); });
-            acks->daemonize();
-        }
+        if (spec_.e2e) spawn(e2e_ack_loop(response));
     }
 }
 
-void Nic::e2e_ack_loop(VirtualNetwork vn)
+NicTask<> Nic::e2e_ack_loop(VirtualNetwork vn)
 {
     while (true) {
-        Message* ack = e2e_acks_[static_cast<int>(vn)].pop();
+        Message* ack = co_await e2e_acks_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
         try {
-            tx_e2e_ack(ack, vn);
+            co_await tx_e2e_ack(ack, vn);
         } catch (const simgrid::NetworkFailureException&) {
             XBT_INFO("node %u: a BXI ACK was lost to a link that is down", nid_);
         }
     }
 }
 
-void Nic::tx_loop(VirtualNetwork vn)
+NicTask<> Nic::tx_loop(VirtualNetwork vn)
 {
     while (true) {
-        Message* message = tx_queue(vn).pop();
+        Message* message = co_await tx_queue(vn).pop();
         ++g_sim_activity;
         // Flow control (first transmissions only): a message over its in-flight limit
         // waits, keeping its command-queue slot, until a credit comes back.
@@ -125,12 +110,12 @@ void Nic::tx_loop(VirtualNetwork vn)
             switch (message->type) {
             case MessageType::Put:
             case MessageType::Atomic:
-            case MessageType::FetchAtomic: tx_put_like(message, vn); break;
-        case MessageType::Get: tx_get(message, vn); break;
-        case MessageType::PtlAck: tx_ptl_ack(message, vn); break;
-        case MessageType::E2eAck: tx_e2e_ack(message, vn); break;
+            case MessageType::FetchAtomic: co_await tx_put_like(message, vn); break;
+            case MessageType::Get: co_await tx_get(message, vn); break;
+            case MessageType::PtlAck: co_await tx_ptl_ack(message, vn); break;
+            case MessageType::E2eAck: co_await tx_e2e_ack(message, vn); break;
             case MessageType::GetResponse:
-            case MessageType::FetchAtomicResponse: tx_response(message, vn); break;
+            case MessageType::FetchAtomicResponse: co_await tx_response(message, vn); break;
             }
         } catch (const simgrid::NetworkFailureException&) {
             // A PCIe transfer of this message crossed a link that is down: the message is
@@ -140,10 +125,10 @@ void Nic::tx_loop(VirtualNetwork vn)
     }
 }
 
-void Nic::rx_loop(VirtualNetwork vn)
+NicTask<> Nic::rx_loop(VirtualNetwork vn)
 {
     while (true) {
-        Message* message = rx_arrived_[static_cast<int>(vn)].pop();
+        Message* message = co_await rx_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
         observe::message_landed(*message);
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
@@ -152,16 +137,16 @@ void Nic::rx_loop(VirtualNetwork vn)
             trace::record(trace_op(message->type), message->source_nid, message->destination_nid, message->sent_at,
                           sg4::Engine::get_clock());
         try {
-        switch (message->type) {
-        case MessageType::Put: rx_put(message, vn); break;
-        case MessageType::Atomic: rx_atomic(message, vn); break;
-        case MessageType::Get: rx_get(message, vn, false); break;
-        case MessageType::FetchAtomic: rx_get(message, vn, true); break;
-        case MessageType::GetResponse:
-        case MessageType::FetchAtomicResponse: rx_response(message); break;
-        case MessageType::PtlAck: rx_ptl_ack(message); break;
-        case MessageType::E2eAck: rx_e2e_ack(message); break;
-        }
+            switch (message->type) {
+            case MessageType::Put: co_await rx_put(message, vn); break;
+            case MessageType::Atomic: co_await rx_atomic(message, vn); break;
+            case MessageType::Get: co_await rx_get(message, vn, false); break;
+            case MessageType::FetchAtomic: co_await rx_get(message, vn, true); break;
+            case MessageType::GetResponse:
+            case MessageType::FetchAtomicResponse: co_await rx_response(message); break;
+            case MessageType::PtlAck: co_await rx_ptl_ack(message); break;
+            case MessageType::E2eAck: co_await rx_e2e_ack(message); break;
+            }
         } catch (const simgrid::NetworkFailureException&) {
             XBT_INFO("node %u: a payload or event write failed on a link that is down", nid_);
         }
@@ -171,135 +156,150 @@ void Nic::rx_loop(VirtualNetwork vn)
 
 // Before every network send: the 2 ns preparation, then the E2E registration (which may
 // wait for a free entry). A retransmission keeps its first registration's entry.
-void Nic::prepare_send(Message* message, VirtualNetwork vn)
+NicTask<> Nic::prepare_send(Message* message, VirtualNetwork vn)
 {
-    sg4::this_actor::sleep_for(nic_model().timings().send_preparation);
+    co_await delay(nic_model().timings().send_preparation);
     Transfer& t = *message->transfer;
     bool request = message->type == MessageType::Put || message->type == MessageType::Get ||
                    message->type == MessageType::Atomic || message->type == MessageType::FetchAtomic;
+    if (message->type == MessageType::E2eAck) co_return;
     E2eRecordPtr& record = request ? t.request_record : t.response_record;
-    if (message->type != MessageType::E2eAck)
-        record = e2e_.register_send(*message, vn, message->retries ? record : nullptr);
+    // Named, not a temporary of the co_await: GCC 12 may destroy those twice (PR 100611).
+    E2eRecordPtr previous;
+    if (message->retries) previous = record;
+    E2eRecordPtr registered = co_await e2e_.register_send(*message, vn, std::move(previous));
+    record = std::move(registered);
 }
 
 // The message travels from this NIC to the destination's RX engine of the same VN. A
 // message caught by a link failure is lost; E2E sends it again.
-void Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
+NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
 {
     nic_model().bytes_moved += message->size;
     Nic& destination = nic_model().nic(message->destination_nid);
     sg4::Host* to = destination.hosts().nic;
     message->sent_at = sg4::Engine::get_clock();
-    ArrivalQueue* arrivals = &destination.rx_arrived_[static_cast<int>(vn)];
-    try {
-        if (blocking) {
-            // Traced here, from before the send preparation to the transfer's end: the
-            // receiver may free the message as soon as it has it. The sender waits for the
-            // transfer: then it hands the message over itself, no mailbox needed.
-            trace::Op op = trace_op(message->type);
-            uint32_t from = nid_, to_nid = message->destination_nid;
-            double start = message->sent_at - nic_model().timings().send_preparation;
-            transfer(hosts_.nic, to, message->size);
-            arrivals->push(message);
-            if (trace::enabled()) trace::record(op, from, to_nid, start, sg4::Engine::get_clock());
-            return;
+    EngineQueue* arrivals = &destination.rx_[static_cast<int>(vn)];
+    if (blocking) {
+        // Traced here, from before the send preparation to the transfer's end: the
+        // receiver may free the message as soon as it has it. The sender waits for the
+        // transfer, then hands the message over itself.
+        trace::Op op = trace_op(message->type);
+        uint32_t from = nid_, to_nid = message->destination_nid;
+        double start = message->sent_at - nic_model().timings().send_preparation;
+        try {
+            co_await transfer(hosts_.nic, to, message->size);
+        } catch (const simgrid::NetworkFailureException&) {
+            XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, to_nid);
+            delete message;
+            co_return;
         }
-        LoneTransfers& lone = nic_model().lone_transfers();
-        if (auto computed = lone.computed_duration(hosts_.nic, to, message->size)) {
-            // Nobody waits for it: a timer hands it to the destination's RX when it lands.
-            simgrid::kernel::timer::Timer::set(message->sent_at + *computed, [arrivals, message] { arrivals->push(message); });
-        } else {
-            // Its links count it until the destination's pump has it (rx_arrived_).
-            lone.simulated_begins(hosts_.nic, to);
-            destination.rx_mailbox(vn)->put_init(message, message->size)->detach();
-        }
-    } catch (const simgrid::NetworkFailureException&) {
-        XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, message->destination_nid);
-        delete message;
+        arrivals->push(message);
+        if (trace::enabled()) trace::record(op, from, to_nid, start, sg4::Engine::get_clock());
+        co_return;
     }
+    LoneTransfers& lone = nic_model().lone_transfers();
+    if (auto computed = lone.computed_duration(hosts_.nic, to, message->size)) {
+        // Nobody waits for it: a step of the destination's RX takes it when it lands.
+        instant_order().at(message->sent_at + *computed, arrivals->owner(), [arrivals, message] { arrivals->push(message); });
+        co_return;
+    }
+    // Its links count it until its RX takes it, in the order the messages were sent.
+    lone.simulated_begins(hosts_.nic, to);
+    sg4::Host* from = hosts_.nic;
+    uint32_t source = nid_;
+    uint64_t ticket = arrivals->expect();
+    when_ended(sg4::Comm::sendto_async(from, to, message->size), arrivals->owner(),
+               [arrivals, message, from, to, source, ticket](bool failed) {
+                   auto landed = [from, to] { nic_model().lone_transfers().simulated_ends(from, to); };
+                   if (!failed) return arrivals->landed(ticket, message, landed);
+                   XBT_INFO("node %u: a message to node %u was lost to a link failure", source, message->destination_nid);
+                   arrivals->landed(ticket, nullptr, landed);
+                   delete message;
+               });
 }
 
-void Nic::tx_put_like(Message* message, VirtualNetwork vn)
+NicTask<> Nic::tx_put_like(Message* message, VirtualNetwork vn)
 {
     TransferPtr transfer = message->transfer;  // the message may be gone after the send
     Transfer& t = *transfer;
     const NicTimings& timing = nic_model().timings();
     bool first = message->retries == 0;
     if (first && !t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
-    prepare_send(message, vn);
+    co_await prepare_send(message, vn);
     // A retransmission reads the payload again only if it did not fit the E2E context.
     bool dma = spec_.model_pci && (first ? !t.pio && t.length > inline_limit(t.matching) : t.length > timing.e2e_context_size);
     AsyncPci dma_read;
     if (dma) {
-        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size, trace::Op::PCI_DMA_REQUEST, nid_);
+        co_await pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size, trace::Op::PCI_DMA_REQUEST, nid_);
         dma_read = AsyncPci::start_transfer(cpu0(), hosts_.nic, t.length - inline_limit(t.matching),
                                             trace::Op::PCI_DMA_PAYLOAD, nid_);
-        sg4::this_actor::sleep_for(first_packet_wait(t.length));
+        co_await delay(first_packet_wait(t.length));
     }
-    network_send(message, vn, false);
-    if (dma) dma_read.wait();
-    else sg4::this_actor::sleep_for(timing.tx_after_put_no_dma);
+    co_await network_send(message, vn, false);
+    if (dma) co_await dma_read.wait();
+    else co_await delay(timing.tx_after_put_no_dma);
     // Up to the E2E context size the NIC keeps the payload: SEND right away. Without E2E
     // and without any ACK, the buffer is free once the DMA read is over.
     bool no_ack_at_all = !spec_.e2e && t.ack_req == PTL_NO_ACK_REQ && t.kind != MessageType::FetchAtomic;
-    if (first && (t.length <= timing.e2e_context_size || no_ack_at_all)) emit_send(*this, t);
+    if (first && (t.length <= timing.e2e_context_size || no_ack_at_all)) co_await emit_send(*this, t);
 }
 
-void Nic::tx_get(Message* message, VirtualNetwork vn)
+NicTask<> Nic::tx_get(Message* message, VirtualNetwork vn)
 {
     Transfer& t = *message->transfer;
     if (message->retries == 0 && !t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
-    prepare_send(message, vn);
-    network_send(message, vn, true);
-    sg4::this_actor::sleep_for(nic_model().timings().tx_after_get);
+    co_await prepare_send(message, vn);
+    co_await network_send(message, vn, true);
+    co_await delay(nic_model().timings().tx_after_get);
 }
 
-void Nic::tx_ptl_ack(Message* message, VirtualNetwork vn)
+NicTask<> Nic::tx_ptl_ack(Message* message, VirtualNetwork vn)
 {
-    prepare_send(message, vn);
-    network_send(message, vn, true);
-    sg4::this_actor::sleep_for(nic_model().timings().tx_after_ptl_ack);
+    co_await prepare_send(message, vn);
+    co_await network_send(message, vn, true);
+    co_await delay(nic_model().timings().tx_after_ptl_ack);
 }
 
-void Nic::tx_e2e_ack(Message* message, VirtualNetwork vn)
+NicTask<> Nic::tx_e2e_ack(Message* message, VirtualNetwork vn)
 {
-    prepare_send(message, vn);
-    network_send(message, vn, true);
+    co_await prepare_send(message, vn);
+    co_await network_send(message, vn, true);
 }
 
-void Nic::tx_response(Message* message, VirtualNetwork vn)
+NicTask<> Nic::tx_response(Message* message, VirtualNetwork vn)
 {
     TransferPtr transfer = message->transfer;  // the message may be gone after the send
     Transfer& t = *transfer;
     const NicTimings& timing = nic_model().timings();
-    prepare_send(message, vn);
+    co_await prepare_send(message, vn);
     if (spec_.model_pci && message->size > 0) {  // responses always use DMA
-        pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size, trace::Op::PCI_DMA_REQUEST, nid_);
+        co_await pci_transfer(hosts_.nic, cpu0(), timing.dma_request_size, trace::Op::PCI_DMA_REQUEST, nid_);
         AsyncPci dma_read =
             AsyncPci::start_transfer(cpu0(), hosts_.nic, message->size, trace::Op::PCI_DMA_PAYLOAD, nid_);
-        sg4::this_actor::sleep_for(first_packet_wait(message->size));
-        network_send(message, vn, false);
-        dma_read.wait();
+        co_await delay(first_packet_wait(message->size));
+        co_await network_send(message, vn, false);
+        co_await dma_read.wait();
     } else {
-        network_send(message, vn, false);
-        sg4::this_actor::sleep_for(timing.tx_after_response_no_dma);
+        co_await network_send(message, vn, false);
+        co_await delay(timing.tx_after_response_no_dma);
     }
-    if (!spec_.e2e) write_deferred_event(*this, t);
+    if (!spec_.e2e) co_await write_deferred_event(*this, t);
 }
 
 // ACK step at the target (appendix §5.1 step 4): a PTL ACK when the initiator asked for
 // one, otherwise a bare BXI ACK when E2E is on.
-void Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
+NicTask<> Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
 {
-    if (!ptl_ack && !spec_.e2e) return;
+    if (!ptl_ack && !spec_.e2e) co_return;
     if (spec_.quick_acks) {  // appendix §7.2: nothing on the network; this RX does the initiator's part
         Transfer& t = *transfer;
         Nic& initiator = nic_model().nic(t.initiator_nid);
         t.state = TransferState::Finished;
         initiator.e2e().acknowledge(t.request_record);
-        emit_send(initiator, t);
-        if (ptl_ack) emit_ack(initiator, t);
-        return;
+        co_await emit_send(initiator, t);
+        if (ptl_ack) co_await emit_ack(initiator, t);
+        co_return;
     }
     auto* ack = new Message{ptl_ack ? MessageType::PtlAck : MessageType::E2eAck, transfer,
                             nic_model().timings().ack_size, nid_, transfer->initiator_nid, transfer->kind};
@@ -307,12 +307,12 @@ void Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork re
     else send_e2e_ack(ack, response_vn(request_vn));
 }
 
-void Nic::rx_put(Message* message, VirtualNetwork vn)
+NicTask<> Nic::rx_put(Message* message, VirtualNetwork vn)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
-    if (t.state != TransferState::Created) return;  // duplicate
-    MatchResult found = match(*this, t);
+    if (t.state != TransferState::Created) co_return;  // duplicate
+    MatchResult found = co_await match(*this, t);
     t.fail = found.fail;
     bool ptl_ack_wanted = t.ack_req != PTL_NO_ACK_REQ;
     if (found.entry) {
@@ -329,22 +329,22 @@ void Nic::rx_put(Message* message, VirtualNetwork vn)
         bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));
         ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
-        if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
-        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
+        if (comm_events_enabled(entry)) co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
+        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
     }
-    queue_ack(transfer, ptl_ack_wanted, vn);
+    co_await queue_ack(transfer, ptl_ack_wanted, vn);
     if (found.entry && spec_.model_pci && message->size > 0) {
-        sg4::this_actor::sleep_for(first_packet_wait(message->size));
-        pci_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
+        co_await delay(first_packet_wait(message->size));
+        co_await pci_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
     }
 }
 
-void Nic::rx_atomic(Message* message, VirtualNetwork vn)
+NicTask<> Nic::rx_atomic(Message* message, VirtualNetwork vn)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
-    if (t.state != TransferState::Created) return;
-    MatchResult found = match(*this, t);
+    if (t.state != TransferState::Created) co_return;
+    MatchResult found = co_await match(*this, t);
     t.fail = found.fail;
     bool ptl_ack_wanted = t.ack_req != PTL_NO_ACK_REQ;
     AsyncPci write;
@@ -364,24 +364,24 @@ void Nic::rx_atomic(Message* message, VirtualNetwork vn)
         record_unexpected(*found.ni, t, found.entry, event);
         if (spec_.model_pci && message->size > 0) {
             write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
-            sg4::this_actor::sleep_for(first_packet_wait(message->size));
+            co_await delay(first_packet_wait(message->size));
         }
-        queue_ack(transfer, ptl_ack_wanted, vn);
-        if (comm_events_enabled(entry)) write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
-        auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
+        co_await queue_ack(transfer, ptl_ack_wanted, vn);
+        if (comm_events_enabled(entry)) co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
+        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
     } else {
         // The specification's answer to an unmatched message, like an unmatched Put.
-        queue_ack(transfer, ptl_ack_wanted, vn);
+        co_await queue_ack(transfer, ptl_ack_wanted, vn);
     }
-    if (write) write.wait();
+    if (write) co_await write.wait();
 }
 
-void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
+NicTask<> Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
-    if (t.state != TransferState::Created) return;
-    MatchResult found = match(*this, t);
+    if (t.state != TransferState::Created) co_return;
+    MatchResult found = co_await match(*this, t);
     t.fail = found.fail;
     if (found.entry) {
         ListEntry& entry = *found.entry;
@@ -414,9 +414,9 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
             t.target_eq = found.ni->table[t.pt_index].eq;
             t.deferred = event;
             if (unlink_event) t.deferred_unlink = found.entry;
-            else auto_free_if_due(*this, owner, *found.ni, entry);
+            else co_await auto_free_if_due(*this, owner, *found.ni, entry);
         } else {
-            auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
+            co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
         }
     }
     auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,
@@ -424,35 +424,35 @@ void Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
     tx_queue(response_vn(vn)).push_detached(response);
 }
 
-void Nic::rx_response(Message* message)
+NicTask<> Nic::rx_response(Message* message)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
-    if (t.state != TransferState::Created && t.state != TransferState::Received) return;
+    if (t.state != TransferState::Created && t.state != TransferState::Received) co_return;
     t.state = TransferState::Answered;
     e2e_.acknowledge(t.request_record);
     AsyncPci write;
     if (spec_.model_pci && message->size > 0) {
         write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
-        sg4::this_actor::sleep_for(first_packet_wait(message->size));
+        co_await delay(first_packet_wait(message->size));
     }
     if (spec_.e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, message->type};
         send_e2e_ack(ack, response_vn(t.request_vn));
     }
-    if (t.kind == MessageType::FetchAtomic) emit_send(*this, t);
+    if (t.kind == MessageType::FetchAtomic) co_await emit_send(*this, t);
     // A Get from the rank itself: its target event (then the AUTO_UNLINK) comes before the
     // REPLY in the queue they share, as the target wrote it before sending the response.
-    if (t.target == t.initiator) write_deferred_event(*this, t);
+    if (t.target == t.initiator) co_await write_deferred_event(*this, t);
     const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
     count_md_event(*t.initiator, md, PTL_MD_EVENT_CT_REPLY, t.mlength, t.fail);
     if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
-        write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
-    if (write) write.wait();
+        co_await write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
+    if (write) co_await write.wait();
 }
 
-void Nic::rx_ptl_ack(Message* message)
+NicTask<> Nic::rx_ptl_ack(Message* message)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
@@ -462,13 +462,13 @@ void Nic::rx_ptl_ack(Message* message)
         send_e2e_ack(ack, response_vn(t.request_vn));
     }
     e2e_.acknowledge(t.request_record);
-    if (t.state != TransferState::Created && t.state != TransferState::Received) return;
+    if (t.state != TransferState::Created && t.state != TransferState::Received) co_return;
     t.state = TransferState::Answered;
-    emit_send(*this, t);
-    emit_ack(*this, t);
+    co_await emit_send(*this, t);
+    co_await emit_ack(*this, t);
 }
 
-void Nic::rx_e2e_ack(Message* message)
+NicTask<> Nic::rx_e2e_ack(Message* message)
 {
     Transfer& t = *message->transfer;
     switch (message->acknowledges) {
@@ -476,7 +476,7 @@ void Nic::rx_e2e_ack(Message* message)
     case MessageType::FetchAtomicResponse:  // at the responder: the deferred target event
         e2e_.acknowledge(t.response_record);
         t.state = TransferState::Finished;
-        write_deferred_event(*this, t);
+        co_await write_deferred_event(*this, t);
         break;
     case MessageType::PtlAck:
         e2e_.acknowledge(t.response_record);
@@ -486,7 +486,7 @@ void Nic::rx_e2e_ack(Message* message)
         e2e_.acknowledge(t.request_record);
         if (t.state == TransferState::Finished) break;
         t.state = TransferState::Finished;
-        if (t.kind == MessageType::Put || t.kind == MessageType::Atomic) emit_send(*this, t);
+        if (t.kind == MessageType::Put || t.kind == MessageType::Atomic) co_await emit_send(*this, t);
         break;
     }
 }
@@ -495,6 +495,8 @@ void Nic::rx_e2e_ack(Message* message)
 
 NicModel::NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes) : spec_(spec)
 {
+    instant_order().reset();
+    forget_transfer_watchers();
     lone_.enable(spec.compute_lone_transfers);
     for (const LinkFailure& failure : spec.failures)
         if (sg4::Link* link = sg4::Link::by_name_or_null(failure.link)) lone_.never_compute_over(link);
@@ -508,6 +510,11 @@ NicModel::NicModel(const PlatformSpec& spec, std::vector<NodeHosts> nodes) : spe
 void NicModel::start()
 {
     for (auto& nic : nics_) nic->start();
+    // Daemons are killed when the last rank ends: the NIC's steps still due then (a BXI ACK
+    // on its way) are not done, and leave no timer to drag simulated time on.
+    auto watch = sg4::Actor::create("nic_steps", nics_.front()->hosts().nic, [] { sg4::Semaphore::create(0)->acquire(); });
+    watch->daemonize();
+    watch->on_exit([](bool) { instant_order().stop(); });
 }
 
 }  // namespace s4bxi::sim

@@ -4,6 +4,7 @@
 
 #include <portals4.h>
 
+#include <coroutine>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -14,7 +15,9 @@
 #include <simgrid/s4u.hpp>
 
 #include "nic/e2e.hpp"
+#include "nic/instant_order.hpp"
 #include "nic/lone_transfers.hpp"
+#include "nic/nic_task.hpp"
 #include "observation/trace.hpp"
 #include "platform/platform.hpp"
 #include "portals/portals_state.hpp"
@@ -97,45 +100,61 @@ struct Message {
     bool credit_to_process = false;
 };
 
-// The messages waiting for a NIC engine. They come in three ways: pushed by a sender that
-// waited for its own transfer, pushed by a timer when a computed transfer lands
-// (lone_transfers.hpp), or through a mailbox (a simulated transfer nobody waits for), taken
-// as soon as it arrives by a pump actor of its own, the mailbox's permanent receiver.
-// SimGrid takes a message off a mailbox by erasing it from the front of a circular buffer,
-// which costs the length of the queue: a NIC busy with earlier messages while thousands
-// arrive (a burst of small atomics) paid thousands of reference-count updates per message.
-class ArrivalQueue {
+// The messages waiting for one NIC engine. A message pushed while the engine waits for one
+// wakes it in a step of its own (instant_order.hpp), whoever pushed it.
+class EngineQueue {
 public:
-    void init();
-    // The pump: from then on, every message sent to `mailbox` lands here, after `landed`.
-    void pump_from(simgrid::s4u::Mailbox* mailbox, simgrid::s4u::Host* host, const std::string& name,
-                   std::function<void(const Message&)> landed = nullptr);
+    void init(StepOwner owner) { owner_ = owner; }
     void push(Message* message);
-    Message* pop();  // waits in simulated time for the next message
+    struct Pop {
+        EngineQueue& queue;
+        bool await_ready() const noexcept { return !queue.messages_.empty(); }
+        void await_suspend(std::coroutine_handle<> engine) { queue.waiter_ = engine; }
+        Message* await_resume();
+    };
+    Pop pop() { return Pop{*this}; }  // in the engine's coroutine: co_await
+    StepOwner owner() const { return owner_; }
+
+    // Messages that come through simulated transfers (a network send nobody waits for, a
+    // command a core writes for a trigger) are handed over in the order they were sent,
+    // whatever order their transfers end in: a later one that ends first waits for the
+    // ones before it, as the messages of a NIC's input port do. expect() at the send;
+    // landed() when its transfer ends (nullptr: lost), with what to do at the hand-over.
+    uint64_t expect()
+    {
+        expected_.emplace_back();
+        return first_expected_ + expected_.size() - 1;
+    }
+    void landed(uint64_t ticket, Message* message, std::function<void()> at_hand_over);
 
 private:
+    struct Expected {
+        bool landed = false;
+        Message* message = nullptr;
+        std::function<void()> at_hand_over;
+    };
     std::deque<Message*> messages_;
-    simgrid::s4u::SemaphorePtr available_;
+    std::coroutine_handle<> waiter_;
+    StepOwner owner_;
+    std::deque<Expected> expected_;
+    uint64_t first_expected_ = 0;
 };
 
 // A TX command queue: fed over PCIe by 64-byte command writes when commands are
 // modelled (the writer waits for its transfer, then queues the command), or straight
-// into the ArrivalQueue when they are not. The few commands nobody waits for that cross
-// PCIe go through a mailbox and its pump.
+// into the engine's queue when they are not.
 class CommandQueue {
 public:
-    void init(const std::string& name, bool over_pcie);
-    void set_consumer(simgrid::s4u::ActorPtr actor);
-    void push_blocking(Message* message, uint64_t bytes);  // from a core: a PCIe command write
-    void push_detached(Message* message);                  // from the NIC itself: no cost
-    void push_from_nic(Message* message) { arrived_.push(message); }  // also from the engine (a timer)
-    Message* pop();
+    void init(StepOwner owner, simgrid::s4u::Host* nic_host, bool over_pcie);
+    void push_blocking(Message* message, uint64_t bytes);  // from a core (a proxy): a PCIe command write
+    void push_detached(Message* message);                  // from the NIC itself, or a core's trigger
+    void push_from_nic(Message* message) { queue_.push(message); }
+    EngineQueue::Pop pop() { return queue_.pop(); }
 
 private:
     bool over_pcie_ = true;
-    simgrid::s4u::Host* nic_host_ = nullptr;  // the consumer's
-    simgrid::s4u::Mailbox* mailbox_ = nullptr;  // for commands no writer waits for
-    ArrivalQueue arrived_;
+    simgrid::s4u::Host* nic_host_ = nullptr;
+    EngineQueue queue_;
 };
 
 class Nic {
@@ -150,39 +169,38 @@ public:
     // BXI ACKs leave through their own lane: behind a response waiting for an E2E entry,
     // the ACKs that free entries on the peer would wait too (a deadlock between two nodes).
     void send_e2e_ack(Message* ack, VirtualNetwork vn) { e2e_acks_[static_cast<int>(vn)].push_detached(ack); }
-    simgrid::s4u::Mailbox* rx_mailbox(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
+    EngineQueue& rx_queue(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
     std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
     E2eTracker& e2e() { return e2e_; }
 
 private:
-    void tx_loop(VirtualNetwork vn);
-    void e2e_ack_loop(VirtualNetwork vn);
-    void rx_loop(VirtualNetwork vn);
+    NicTask<> tx_loop(VirtualNetwork vn);
+    NicTask<> e2e_ack_loop(VirtualNetwork vn);
+    NicTask<> rx_loop(VirtualNetwork vn);
 
-    void tx_put_like(Message* message, VirtualNetwork vn);
-    void tx_get(Message* message, VirtualNetwork vn);
-    void tx_ptl_ack(Message* message, VirtualNetwork vn);
-    void tx_e2e_ack(Message* message, VirtualNetwork vn);
-    void tx_response(Message* message, VirtualNetwork vn);
+    NicTask<> tx_put_like(Message* message, VirtualNetwork vn);
+    NicTask<> tx_get(Message* message, VirtualNetwork vn);
+    NicTask<> tx_ptl_ack(Message* message, VirtualNetwork vn);
+    NicTask<> tx_e2e_ack(Message* message, VirtualNetwork vn);
+    NicTask<> tx_response(Message* message, VirtualNetwork vn);
 
-    void rx_put(Message* message, VirtualNetwork vn);
-    void rx_atomic(Message* message, VirtualNetwork vn);
-    void rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic);
-    void rx_response(Message* message);
-    void rx_ptl_ack(Message* message);
-    void rx_e2e_ack(Message* message);
+    NicTask<> rx_put(Message* message, VirtualNetwork vn);
+    NicTask<> rx_atomic(Message* message, VirtualNetwork vn);
+    NicTask<> rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic);
+    NicTask<> rx_response(Message* message);
+    NicTask<> rx_ptl_ack(Message* message);
+    NicTask<> rx_e2e_ack(Message* message);
 
-    void prepare_send(Message* message, VirtualNetwork vn);
-    void network_send(Message* message, VirtualNetwork vn, bool blocking);
-    void queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn);
+    NicTask<> prepare_send(Message* message, VirtualNetwork vn);
+    NicTask<> network_send(Message* message, VirtualNetwork vn, bool blocking);
+    NicTask<> queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn);
 
     uint32_t nid_;
     NodeHosts hosts_;
     const PlatformSpec& spec_;
     CommandQueue tx_[4];
     CommandQueue e2e_acks_[4];
-    simgrid::s4u::Mailbox* rx_[4] = {};  // simulated sends nobody waits for; drained into rx_arrived_
-    ArrivalQueue rx_arrived_[4];
+    EngineQueue rx_[4];
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
 };
@@ -209,28 +227,45 @@ private:
 NicModel& nic_model();
 void set_nic_model(NicModel* model);
 
-// A blocking transfer, computed or simulated (lone_transfers.hpp); not traced.
-void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes);
-// A blocking PCIe transfer of node `nid`, in the trace as `op` when tracing.
-void pci_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
+// A transfer, computed or simulated (lone_transfers.hpp), not traced: awaited in a NIC
+// step; in a proxy, it blocks (run_in_actor). Throws simgrid::NetworkFailureException
+// when a link on its way is down.
+NicTask<> transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes);
+// A PCIe transfer of node `nid`, in the trace as `op` when tracing.
+NicTask<> pci_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
+// Calls `then(failed)` in a step of `owner` when the simulated transfer `comm` ends.
+// forget_transfer_watchers(): a new run in this process.
+void forget_transfer_watchers();
+void when_ended(simgrid::s4u::CommPtr comm, StepOwner owner, std::function<void(bool failed)> then);
 
-// An asynchronous one: wait() ends it and writes its trace row. Simulated (`comm`, counted
-// on its links until the wait), or computed (it ends at `computed_end`).
-struct AsyncPci {
-    simgrid::s4u::CommPtr comm;
-    double start = 0.0;
-    trace::Op op = trace::Op::PCI_DMA_PAYLOAD;
-    uint32_t nid = 0;
-    simgrid::s4u::Host* from = nullptr;
-    simgrid::s4u::Host* to = nullptr;
-    double computed_end = -1.0;
+// An asynchronous one: wait() ends it and writes its trace row. Simulated (counted on its
+// links until it ends), or computed (its end is known at its start).
+class AsyncPci {
+public:
+    struct State {
+        simgrid::s4u::CommPtr comm;  // null: computed
+        double start = 0.0;
+        double end = 0.0;
+        bool ended = false;
+        bool failed = false;
+        trace::Op op = trace::Op::PCI_DMA_PAYLOAD;
+        uint32_t nid = 0;
+        simgrid::s4u::Host* from = nullptr;
+        simgrid::s4u::Host* to = nullptr;
+        std::coroutine_handle<> waiter;
+    };
+    AsyncPci() = default;
     static AsyncPci start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op,
                                    uint32_t nid);
-    void wait();
-    explicit operator bool() const { return comm != nullptr || computed_end >= 0; }
+    NicTask<> wait();
+    explicit operator bool() const { return state != nullptr; }
+
+    std::shared_ptr<State> state;
+
+private:
+    explicit AsyncPci(std::shared_ptr<State> s) : state(std::move(s)) {}
 };
-// A transfer nobody waits for (PIO payloads): a simulated one is ended, and traced, by a
-// helper actor.
+// A transfer nobody waits for (PIO payloads): traced when it ends.
 void detached_pci(simgrid::s4u::Host* from, simgrid::s4u::Host* to, uint64_t bytes, trace::Op op, uint32_t nid);
 
 // Shared by the NIC engines and the CPU side.
@@ -240,13 +275,14 @@ uint64_t pio_limit(bool matching);
 VirtualNetwork response_vn(VirtualNetwork request_vn);
 
 // Writes an event into an EQ of `owner`: a 96-byte PCIe write, then delivery to the
-// rank's core after the route latency from the calling actor's host.
-void write_event(Nic& nic, RankPortals& owner, uint32_t eq, const ptl_event_t& event);
+// rank's core after the route latency from the writer's host (the NIC's in a step, the
+// proxy's core in a proxy).
+NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq, ptl_event_t event);
 // PTL_EVENT_AUTO_FREE of an overflow entry that was automatically unlinked, once no
 // unexpected header points into it any more.
-void auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry);
+NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry);
 // An event about a list entry itself (LINK, AUTO_UNLINK, AUTO_FREE), in its PT's EQ.
-void write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
+NicTask<> write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
                        ptl_event_kind_t type);
 // Counting event; wakes waiters of the rank and fires the triggered operations whose
 // threshold is reached.
@@ -269,12 +305,12 @@ void capture_payload(const TransferPtr& transfer, const uint8_t* carried = nullp
 // The initiator can no longer guarantee its buffers (MD, NI or library released, process
 // ending): the payloads still to be read from its memory are read now.
 void capture_pending_payloads(RankPortals& initiator);
-void emit_send(Nic& nic, Transfer& transfer);
+NicTask<> emit_send(Nic& nic, Transfer& transfer);
 // The initiator's part of a PTL ACK that came back (after its SEND): CT_ACK, then the ACK
 // event if the operation asked for one.
-void emit_ack(Nic& nic, Transfer& transfer);
+NicTask<> emit_ack(Nic& nic, Transfer& transfer);
 // The initiator's NIC gave up on a request: the event the program waits for says
 // PTL_NI_UNDELIVERABLE.
-void report_undeliverable(Nic& nic, Transfer& transfer);
+NicTask<> report_undeliverable(Nic& nic, Transfer& transfer);
 
 }  // namespace s4bxi::sim

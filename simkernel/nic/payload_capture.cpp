@@ -79,44 +79,44 @@ void issue_triggered(const TransferPtr& transfer)
         new Message{t.kind, transfer, size, t.initiator_nid, t.target_nid, t.kind});
 }
 
-void emit_send(Nic& nic, Transfer& t)
+NicTask<> emit_send(Nic& nic, Transfer& t)
 {
-    if (t.send_emitted) return;
+    if (t.send_emitted) co_return;
     t.send_emitted = true;
     // The NIC is done with the buffer: a success whatever the target makes of the message
     // (its answer is the ACK's), as the event says.
     count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_SEND, t.length, PTL_NI_OK);
-    if (t.md.options & (PTL_MD_EVENT_SEND_DISABLE | PTL_MD_EVENT_SUCCESS_DISABLE)) return;
+    if (t.md.options & (PTL_MD_EVENT_SEND_DISABLE | PTL_MD_EVENT_SUCCESS_DISABLE)) co_return;
     ptl_event_t event = initiator_event(PTL_EVENT_SEND, t, t.length);
     event.ni_fail_type = PTL_NI_OK;
-    write_event(nic, *t.initiator, t.md.eq, event);
+    co_await write_event(nic, *t.initiator, t.md.eq, event);
 }
 
-void emit_ack(Nic& nic, Transfer& t)
+NicTask<> emit_ack(Nic& nic, Transfer& t)
 {
     count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_ACK, t.mlength, t.fail);
     if (t.ack_req == PTL_ACK_REQ && (!(t.md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK))
-        write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0));
+        co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0));
 }
 
-void report_undeliverable(Nic& nic, Transfer& t)
+NicTask<> report_undeliverable(Nic& nic, Transfer& t)
 {
     t.fail = PTL_NI_UNDELIVERABLE;
     t.state = TransferState::Finished;
     if (t.kind == MessageType::Get || t.kind == MessageType::FetchAtomic) {
         const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
         count_md_event(*t.initiator, md, PTL_MD_EVENT_CT_REPLY, 0, t.fail);
-        write_event(nic, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, 0));
-        return;
+        co_await write_event(nic, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, 0));
+        co_return;
     }
     if (!t.send_emitted) {  // the NIC no longer needs the buffer
         t.send_emitted = true;
         count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_SEND, 0, t.fail);
-        write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_SEND, t, t.length));
+        co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_SEND, t, t.length));
     }
-    if (t.ack_req == PTL_NO_ACK_REQ) return;
+    if (t.ack_req == PTL_NO_ACK_REQ) co_return;
     count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_ACK, 0, t.fail);
-    if (t.ack_req == PTL_ACK_REQ) write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, 0));
+    if (t.ack_req == PTL_ACK_REQ) co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, 0));
 }
 
 }  // namespace s4bxi::sim

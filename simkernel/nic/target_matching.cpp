@@ -132,32 +132,36 @@ Access access_of(MessageType type)
 MatchResult match_entry(Nic& nic, Transfer& t);
 
 // What the target NIC decided for an incoming message (--log-level debug).
-MatchResult match(Nic& nic, Transfer& t)
+NicTask<MatchResult> match(Nic& nic, Transfer& t)
 {
     MatchResult result = match_entry(nic, t);
+    if (result.fail == PTL_NI_PT_DISABLED && result.disabled_now) {
+        ptl_event_t event{};
+        event.type = PTL_EVENT_PT_DISABLED;
+        event.pt_index = t.pt_index;
+        event.ni_fail_type = PTL_NI_PT_DISABLED;
+        co_await write_event(nic, *result.ni->owner, result.ni->table[t.pt_index].eq, event);
+    }
     XBT_DEBUG("node %u: %s from %u:%u to pid %u pt %u bits %#llx, %llu bytes: %s%s%s", nic.nid(),
               t.kind == MessageType::Get ? "get" : t.kind == MessageType::Put ? "put" : "atomic", t.initiator_nid,
               t.initiator_pid, t.target_pid, t.pt_index, static_cast<unsigned long long>(t.match_bits),
               static_cast<unsigned long long>(t.length), result.fail == PTL_NI_OK ? "matched" : "failed",
               result.entry ? (result.entry->list == PTL_OVERFLOW_LIST ? " (overflow list)" : " (priority list)") : "",
               result.ni ? fmt::format(" on rank {}", result.ni->owner->rank->rank).c_str() : "");
-    return result;
+    co_return result;
 }
 
 // Flow control (PTL_PT_FLOWCTRL): a PT short of a resource disables itself, says so with
-// PTL_EVENT_PT_DISABLED, and the message is refused (the initiator sees
-// PTL_NI_PT_DISABLED) instead of being dropped or losing its events.
-MatchResult disable_for_flow_control(Nic& nic, NetworkInterface& ni, PortalTableEntry& pt, uint32_t pt_index,
+// PTL_EVENT_PT_DISABLED (written by match()), and the message is refused (the initiator
+// sees PTL_NI_PT_DISABLED) instead of being dropped or losing its events.
+MatchResult disable_for_flow_control(Nic&, NetworkInterface& ni, PortalTableEntry& pt, uint32_t pt_index,
                                      const char* why)
 {
     XBT_INFO("rank %d: pt %u disabled by flow control: %s", ni.owner->rank->rank, pt_index, why);
     pt.enabled = false;
-    ptl_event_t event{};
-    event.type = PTL_EVENT_PT_DISABLED;
-    event.pt_index = pt_index;
-    event.ni_fail_type = PTL_NI_PT_DISABLED;
-    write_event(nic, *ni.owner, pt.eq, event);
-    return MatchResult{&ni, nullptr, PTL_NI_PT_DISABLED};
+    MatchResult result{&ni, nullptr, PTL_NI_PT_DISABLED};
+    result.disabled_now = true;
+    return result;
 }
 
 // True when the EQ has room for no more than the PT_DISABLED event flow control may need.
@@ -282,20 +286,20 @@ bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& e
 }
 
 // The AUTO_UNLINK event when due, then the AUTO_FREE if no header points into the entry.
-void auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due)
+NicTask<> auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due)
 {
-    if (due) write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_UNLINK);
-    auto_free_if_due(nic, owner, ni, entry);
+    if (due) co_await write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_UNLINK);
+    co_await auto_free_if_due(nic, owner, ni, entry);
 }
 
-void write_deferred_event(Nic& nic, Transfer& t)
+NicTask<> write_deferred_event(Nic& nic, Transfer& t)
 {
-    if (!t.deferred_pending) return;
+    if (!t.deferred_pending) co_return;
     t.deferred_pending = false;
-    write_event(nic, *t.target, t.target_eq, t.deferred);
+    co_await write_event(nic, *t.target, t.target_eq, t.deferred);
     ListEntryPtr entry = std::move(t.deferred_unlink);
     if (entry && entry->ni < std::size(t.target->nis) && t.target->nis[entry->ni].used)  // not finalized meanwhile
-        auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true);
+        co_await auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true);
 }
 
 ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)

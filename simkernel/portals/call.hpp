@@ -95,7 +95,8 @@ private:
     {
         if (nic_model().spec().model_pci_commands)
             pci_transfer(nic().cpu0(), nic().hosts().nic, nic_model().timings().command_size, trace::Op::PCI_COMMAND,
-                         p_.nid);
+                         p_.nid)
+                .run_in_actor();
     }
 
     NetworkInterface* ni(uint32_t handle)

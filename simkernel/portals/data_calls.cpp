@@ -128,7 +128,8 @@ int Call::data(MessageType kind, bool swap)
             detached_pci(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes, trace::Op::PCI_PIO_PAYLOAD, p_.nid);
             sg4::this_actor::sleep_for(timing.cpu_after_pio);
         } else {
-            pci_transfer(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes, trace::Op::PCI_PIO_PAYLOAD, p_.nid);
+            pci_transfer(nic().cpu0(), nic().hosts().nic, t->length - inline_bytes, trace::Op::PCI_PIO_PAYLOAD, p_.nid)
+                .run_in_actor();
         }
     }
     uint64_t network_size = kind == MessageType::Get ? timing.get_request_size : t->length;

@@ -723,7 +723,7 @@ void gate_actor()
         }
         // Some ranks are blocked outside: they do not hold time, but they may come back.
         // The gate waits in simulated time until the next event: it must be the next one
-        // indeed. Actors it just made ready (proxies it dispatched to, NIC actors woken
+        // indeed. Actors it just made ready (proxies it dispatched to, NIC steps due
         // by them) have not started their activities yet: before they have, the next
         // event seen could be an E2E retry deadline 10 s on, of a message whose ACK they
         // were about to bring. The gate then slept until that date, the ACK came
