@@ -47,6 +47,7 @@ public:
     // A new run in this process (unit tests run several).
     void reset();
     uint64_t steps_done() const { return steps_done_; }
+    bool running() const { return running_; }
 
 private:
     struct Step {

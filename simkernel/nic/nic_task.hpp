@@ -13,12 +13,16 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "nic/instant_order.hpp"
+
 namespace s4bxi::sim {
 
-// True when the caller is the SimGrid kernel (a step), false in an actor (a proxy).
+// True while a step of the instant order runs (in the SimGrid kernel), false in an actor
+// (a proxy). Read from the order itself: SimGrid's Actor::is_maestro() costs two calls into
+// its library, and the engines ask at every wait.
 inline bool in_nic_step()
 {
-    return simgrid::s4u::Actor::is_maestro();
+    return instant_order().running();
 }
 
 namespace task_detail {
