@@ -54,7 +54,6 @@ void InstantOrder::run_due(double date)
         due_.pop();
         current_ = step.owner;
         current_date_ = step.date;
-        ++steps_done_;
         step.run();
         if (stopped_) break;
     }
@@ -81,15 +80,10 @@ void InstantOrder::stop()
     due_ = {};
 }
 
-}  // namespace s4bxi::sim
-
-namespace s4bxi::sim {
-
 void InstantOrder::reset()
 {
     due_ = {};
     next_seq_ = 0;
-    steps_done_ = 0;
     timer_ = nullptr;
     timer_date_ = -1.0;
     current_ = {};

@@ -46,7 +46,6 @@ public:
     void stop();
     // A new run in this process (unit tests run several).
     void reset();
-    uint64_t steps_done() const { return steps_done_; }
     bool running() const { return running_; }
 
 private:
@@ -70,7 +69,6 @@ private:
 
     std::priority_queue<Step, std::vector<Step>, Later> due_;
     uint64_t next_seq_ = 0;
-    uint64_t steps_done_ = 0;
     simgrid::kernel::timer::Timer* timer_ = nullptr;
     double timer_date_ = -1.0;
     StepOwner current_{};

@@ -110,15 +110,9 @@ NicTask<> transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes)
         sg4::Comm::sendto(from, to, bytes);
         co_return;
     }
-    lone.simulated_begins(from, to);
+    SimulatedTransfer counted(lone, from, to);  // on its links until it ends, or fails
     SimulatedEnd end{sg4::Comm::sendto_async(from, to, bytes)};
-    try {
-        co_await end;
-    } catch (...) {
-        lone.simulated_ends(from, to);
-        throw;
-    }
-    lone.simulated_ends(from, to);
+    co_await end;
 }
 
 NicTask<> pci_transfer(sg4::Host* from, sg4::Host* to, uint64_t bytes, trace::Op op, uint32_t nid)
