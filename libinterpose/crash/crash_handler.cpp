@@ -15,12 +15,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "time/seccomp_filter.hpp"
 
 namespace s4bxi::interpose {
 
-// Exposed by runtime.cpp; weak so that this file also links where it is absent (tests).
+// Of the rank's state (rank/rank_state.cpp); weak so that this file also links where it is
+// absent (tests).
 bool in_call() __attribute__((weak));
 
 namespace crash {

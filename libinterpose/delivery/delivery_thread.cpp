@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <climits>
 
-#include "runtime.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/slot_futex.hpp"
 
 namespace s4bxi::interpose {

@@ -9,7 +9,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 
 #define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
 

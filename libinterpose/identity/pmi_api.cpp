@@ -15,7 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
 

@@ -24,7 +24,8 @@
 
 #include "identity/node_layout.hpp"
 #include "identity/pmix_abi.hpp"
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
 

@@ -20,7 +20,9 @@
 #include <cstring>
 #include <string_view>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
+#include "time/virtual_clock.hpp"
 #include "s4bxi/call_records.hpp"
 #include "s4bxi/mpi_costs.hpp"
 
@@ -190,7 +192,7 @@ public:
     {
         if (!recording_) return;
         // The wall stamp first: what runs after it, until the library's reading, is ours
-        // (time/cpu_accounting.hpp), not the application's.
+        // (rank/cpu_accounting.hpp), not the application's.
         const int64_t wall_entry_ns = host_monotonic_ns();
         timeline_ = call_records()->timeline.load(std::memory_order_relaxed) != 0;
         bytes_ = bytes();

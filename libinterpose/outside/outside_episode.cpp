@@ -11,7 +11,8 @@
 #include <atomic>
 #include <cstring>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/thread_state.hpp"
 
 namespace s4bxi::interpose::outside {

@@ -55,7 +55,7 @@ void operation_failed(Operation* operation);
 void operation_completed(Operation* operation, void (*invoke)(void*), void* context);
 
 // True while an episode is under way: every call must then go through absorb(), so none
-// is posted without waiting (runtime.hpp, post()).
+// is posted without waiting (channel/channel_client.hpp, post()).
 bool episode_under_way();
 
 // For call(), on the simulated thread, before posting `op`: the reply that answers it

@@ -14,7 +14,8 @@
 
 #include "identity/pmix_abi.hpp"
 #include "outside/outside_episode.hpp"
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))
 

@@ -2,7 +2,8 @@
 
 #include <mutex>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/mirror.hpp"
 
 namespace s4bxi::interpose::entry_handles {

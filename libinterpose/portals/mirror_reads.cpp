@@ -4,7 +4,9 @@
 #include <cstring>
 #include <utility>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
+#include "time/virtual_clock.hpp"
 #include "s4bxi/poll_work.hpp"
 
 namespace s4bxi::interpose::mirror_reads {

@@ -10,7 +10,8 @@
 #include "portals/entry_handles.hpp"
 #include "portals/mirror_reads.hpp"
 #include "portals/posted_commands.hpp"
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/atomic_rules.hpp"
 
 #define S4BXI_API extern "C" __attribute__((visibility("default")))

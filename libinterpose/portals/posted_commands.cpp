@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "portals/entry_handles.hpp"
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/atomic_rules.hpp"
 #include "s4bxi/mirror.hpp"
 

@@ -1,5 +1,5 @@
 // Puts, Gets, atomics, counter updates and list appends posted to the server without waiting for its answer
-// (runtime.hpp, post(); docs/time.md "Posted commands"). A posted call returns PTL_OK at
+// (channel/channel_client.hpp, post(); docs/time.md "Posted commands"). A posted call returns PTL_OK at
 // once, so it must be one the server cannot refuse: the rank keeps what the server's checks
 // look at (the NIs, MDs, portal table entries and counters the server gave it, their
 // limits and options, the NIs' maps, the target nodes it has already reached, its list

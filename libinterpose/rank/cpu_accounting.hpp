@@ -1,7 +1,7 @@
 // What part of the simulated thread's CPU time is the application's own work (charged as
 // simulated compute under the measured CPU model) and what part is the interposer's (not
 // charged). Pure logic, header-only, so that the unit tests can check it directly; the
-// runtime (runtime.cpp) feeds it the clock readings.
+// ledger (clock_ledger.cpp) and the clock (time/virtual_clock.cpp) feed it the readings.
 //
 // The rank reads its thread CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call) at each
 // "reading": when a request to the server is posted and when its reply has come (call()),

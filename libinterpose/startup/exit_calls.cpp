@@ -2,7 +2,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "runtime.hpp"
+#include "startup/registration.hpp"
 
 // Programs that end with _exit (dash, forked helpers, some runtimes) skip on_exit
 // handlers: the rank must still tell the server it finished, with its status.

@@ -17,7 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "threads/openmp_futex.hpp"
 #include "time/seccomp_filter.hpp"
@@ -82,7 +83,6 @@ struct Member {
 constexpr int kMaxMembers = 1024;
 Member g_members[kMaxMembers];
 int g_count = 0;  // members 0 .. g_count - 1; 0 is the simulated thread
-std::atomic<bool> g_active{false};
 std::atomic<uint32_t> g_turn{0};  // the member that has the turn (futex word)
 uint64_t g_known_done = 0;        // the rank's ended lockstep waits, as its replies said
 uint64_t g_known_writes = 0;      // writes into the rank's memory, as its replies said
@@ -107,8 +107,6 @@ std::atomic<uint64_t> g_epoch{0};
 // see the write it had waited for (SOS's mt_membar on 4 ranks).
 std::atomic<bool> g_idle{false};
 
-// Initial-exec TLS: read at every mutex operation of every process that loads us.
-thread_local __attribute__((tls_model("initial-exec"))) int t_index = -1;
 // In the interposer's code: no preemption.
 thread_local __attribute__((tls_model("initial-exec"))) volatile bool t_in_lockstep = false;
 
@@ -263,12 +261,12 @@ void pass_turn(int me, bool leaving = false, bool spun = false)
 // The simulated thread alone is left: the lockstep ends.
 void end_if_alone()
 {
-    if (t_index != 0) return;
+    if (t_lockstep_index != 0) return;
     for (int i = 1; i < g_count; ++i)
         if (g_members[i].state != State::Exited) return;
     g_count = 0;
-    t_index = -1;
-    g_active.store(false, std::memory_order_release);
+    t_lockstep_index = -1;
+    g_lockstep_running.store(false, std::memory_order_release);
     // The server holds simulated time for the rank until it hears of the end: a request of
     // the simulated thread's own, at no simulated cost.
     simulated_yield();
@@ -295,10 +293,10 @@ void* run_member(void* raw)
 {
     Trampoline trampoline = *static_cast<Trampoline*>(raw);
     std::free(raw);
-    t_index = trampoline.index;
-    take_turn(t_index);
-    g_members[t_index].tid = static_cast<pid_t>(syscall(SYS_gettid));
-    pthread_getcpuclockid(pthread_self(), &g_members[t_index].cpu_clock);
+    t_lockstep_index = trampoline.index;
+    take_turn(t_lockstep_index);
+    g_members[t_lockstep_index].tid = static_cast<pid_t>(syscall(SYS_gettid));
+    pthread_getcpuclockid(pthread_self(), &g_members[t_lockstep_index].cpu_clock);
     void* result = trampoline.start(trampoline.argument);
     thread_exits();
     return result;
@@ -313,14 +311,14 @@ void preempt_now()
 {
     int saved_errno = errno;
     t_in_lockstep = true;
-    Member& me = g_members[t_index];
+    Member& me = g_members[t_lockstep_index];
     // Its first time off since it last called or blocked: it may have written what another
     // spinning thread waits for before it began to spin.
     if (!me.spinning) ++g_progress;
     me.budgets_holding = 0;
     me.spinning = true;
     me.spun_at = g_progress;
-    pass_turn(t_index, false, true);
+    pass_turn(t_lockstep_index, false, true);
     t_in_lockstep = false;
     errno = saved_errno;
 }
@@ -349,13 +347,13 @@ bool in_system_call(const void* context)
 
 void on_preempt_signal(int, siginfo_t* info, void* context)
 {
-    if (t_index >= 0) __atomic_add_fetch(&g_members[t_index].signals_taken, 1, __ATOMIC_RELEASE);
+    if (t_lockstep_index >= 0) __atomic_add_fetch(&g_members[t_lockstep_index].signals_taken, 1, __ATOMIC_RELEASE);
     // A signal sent for an earlier turn (queued while the handler ran) is not about this one.
     uint64_t epoch = reinterpret_cast<uint64_t>(info->si_value.sival_ptr);
     if (info->si_code != SI_QUEUE || epoch != g_epoch.load(std::memory_order_acquire)) return;
-    if (t_index < 0 || !g_active.load(std::memory_order_relaxed)) return;
-    if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
-    Member& me = g_members[t_index];
+    if (t_lockstep_index < 0 || !g_lockstep_running.load(std::memory_order_relaxed)) return;
+    if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_lockstep_index) return;
+    Member& me = g_members[t_lockstep_index];
     // The CPU time that spent the budget may not have been the thread's own. A virtual CPU
     // the host does not run still counts time for the thread it was running: the signal then
     // waits for it to run again (on the 2-core test machine, under load, 2 ms of such "CPU
@@ -401,9 +399,9 @@ void leave_shield()
     t_in_lockstep = false;
     if (!t_preempt_pending) return;
     t_preempt_pending = false;
-    if (t_index < 0 || t_preempt_epoch != g_epoch.load(std::memory_order_acquire)) return;
-    if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_index) return;
-    Member& me = g_members[t_index];
+    if (t_lockstep_index < 0 || t_preempt_epoch != g_epoch.load(std::memory_order_acquire)) return;
+    if (static_cast<int>(g_turn.load(std::memory_order_acquire)) != t_lockstep_index) return;
+    Member& me = g_members[t_lockstep_index];
     if (me.mutexes_held > 0 && me.budgets_holding < kBudgetsHolding) {
         t_preempt_pending = true;  // at the unlock
         return;
@@ -458,7 +456,7 @@ void* watch(void*)
     int64_t base = 0, last_used = -1;
     int still_looks = 0;
     uint64_t fault_mark = UINT64_MAX;
-    while (g_active.load(std::memory_order_acquire)) {
+    while (g_lockstep_running.load(std::memory_order_acquire)) {
         timespec period{0, kWatchdogPeriodNs};
         untrapped_nanosleep(&period, nullptr);  // a real sleep, not one the server answers
         // First: while the rank waits in the simulation, nothing is read (no clock, no
@@ -533,8 +531,8 @@ void* watch(void*)
 // A child of the rank (fork) is no rank: its one thread runs free.
 void leave_in_child()
 {
-    g_active.store(false, std::memory_order_relaxed);
-    t_index = -1;
+    g_lockstep_running.store(false, std::memory_order_relaxed);
+    t_lockstep_index = -1;
     g_count = 0;
 }
 
@@ -559,12 +557,12 @@ void start_watchdog()
 // wakes it (wake_waiters) or, timed, until no thread of the rank can go on; true if woken.
 bool wait_on(State state, const void* object, bool timed)
 {
-    Member& me = g_members[t_index];
+    Member& me = g_members[t_lockstep_index];
     me.state = state;
     me.object = object;
     me.timed = timed;
     me.signalled = false;
-    pass_turn(t_index);
+    pass_turn(t_lockstep_index);
     bool woken = me.signalled || !timed;
     me.timed = false;
     return woken;
@@ -576,7 +574,7 @@ int wake_waiters(State state, const void* object, int count)
 {
     int woken = 0;
     for (int step = 1; step <= g_count && woken < count; ++step) {
-        Member& m = g_members[(t_index + step) % g_count];
+        Member& m = g_members[(t_lockstep_index + step) % g_count];
         if (m.state != state || m.object != object) continue;
         m.state = State::Runnable;
         m.signalled = true;
@@ -612,14 +610,16 @@ bool shielded()
     return t_in_lockstep;
 }
 
-bool on_lockstep_thread()
+bool shield_request()
 {
-    return t_index >= 0 && g_active.load(std::memory_order_relaxed);
+    const bool outer = !t_in_lockstep;
+    t_in_lockstep = true;
+    return outer;
 }
 
-bool active()
+void unshield_request(bool outer)
 {
-    return g_active.load(std::memory_order_acquire);
+    if (outer) leave_shield();
 }
 
 Start before_create(void* (*start)(void*), void* argument)
@@ -636,9 +636,9 @@ Start before_create(void* (*start)(void*), void* argument)
         g_members[0].state = State::Runnable;
         g_members[0].tid = static_cast<pid_t>(syscall(SYS_gettid));
         pthread_getcpuclockid(pthread_self(), &g_members[0].cpu_clock);
-        t_index = 0;
+        t_lockstep_index = 0;
         g_turn.store(0, std::memory_order_release);
-        g_active.store(true, std::memory_order_release);
+        g_lockstep_running.store(true, std::memory_order_release);
         start_watchdog();
         // The server holds simulated time for a rank in lockstep from its first lockstep
         // request: made now, before the first thread exists. Otherwise the simulated thread,
@@ -678,43 +678,43 @@ void learn(const wire::Reply& reply, wire::Slot& slot)
     if (reply.lockstep_done > g_known_done) g_known_done = reply.lockstep_done;
     if (reply.memory_writes > g_known_writes) g_known_writes = reply.memory_writes;
     progressed();
-    if (t_index >= 0) g_members[t_index].spinning = false;
+    if (t_lockstep_index >= 0) g_members[t_lockstep_index].spinning = false;
     g_epoch.fetch_add(1, std::memory_order_relaxed);
 }
 
 void wait_parked(wire::ParkedWait& wait)
 {
     Guard guard;
-    Member& me = g_members[t_index];
+    Member& me = g_members[t_lockstep_index];
     me.state = State::Parked;
     me.wait = &wait;
-    pass_turn(t_index);
+    pass_turn(t_lockstep_index);
     me.wait = nullptr;
 }
 
 int mutex_lock(pthread_mutex_t* mutex)
 {
     Guard guard;
-    Member& me = g_members[t_index];
+    Member& me = g_members[t_lockstep_index];
     while (true) {
         int rc = s4bxi_libc_mutex_trylock(mutex);
         if (rc == 0) ++me.mutexes_held;
         if (rc != EBUSY) return rc;
         me.state = State::OnMutex;
         me.object = mutex;
-        pass_turn(t_index);
+        pass_turn(t_lockstep_index);
     }
 }
 
 void mutex_taken()
 {
-    ++g_members[t_index].mutexes_held;
+    ++g_members[t_lockstep_index].mutexes_held;
 }
 
 void mutex_unlocked(pthread_mutex_t* mutex)
 {
     Guard guard;
-    Member& me = g_members[t_index];
+    Member& me = g_members[t_lockstep_index];
     if (me.mutexes_held > 0 && --me.mutexes_held == 0) me.budgets_holding = 0;
     for (int i = 0; i < g_count; ++i)
         if (g_members[i].state == State::OnMutex && g_members[i].object == mutex) {
@@ -750,10 +750,10 @@ int barrier_wait(pthread_barrier_t* barrier, unsigned count, unsigned& arrived)
                 g_members[i].state = State::Runnable;
         return PTHREAD_BARRIER_SERIAL_THREAD;
     }
-    Member& me = g_members[t_index];
+    Member& me = g_members[t_lockstep_index];
     me.state = State::OnBarrier;
     me.object = barrier;
-    pass_turn(t_index);
+    pass_turn(t_lockstep_index);
     return 0;
 }
 
@@ -764,11 +764,11 @@ int join(pthread_t thread, void** result)
     static const auto real_join = reinterpret_cast<Join>(dlsym(RTLD_NEXT, "pthread_join"));
     for (int i = 1; i < g_count; ++i) {
         if (g_members[i].state == State::Free || !pthread_equal(g_members[i].thread, thread)) continue;
-        Member& me = g_members[t_index];
+        Member& me = g_members[t_lockstep_index];
         while (g_members[i].state != State::Exited) {
             me.state = State::OnJoin;
             me.target = i;
-            pass_turn(t_index);
+            pass_turn(t_lockstep_index);
         }
         // Ended for the lockstep; the kernel thread is on its way out. Forget it, so that a
         // later thread with the same pthread_t is not taken for it.
@@ -807,7 +807,7 @@ int take_when_released(void* object, bool timed, int (*try_take)(void*))
 void released(const void* object)
 {
     bool holder = on_lockstep_thread() && !t_in_lockstep &&
-                  static_cast<int>(g_turn.load(std::memory_order_acquire)) == t_index;
+                  static_cast<int>(g_turn.load(std::memory_order_acquire)) == t_lockstep_index;
     if (!holder) {
         g_foreign_releases.store(true, std::memory_order_release);
         return;
@@ -820,19 +820,19 @@ void released(const void* object)
 void yield()
 {
     Guard guard;
-    pass_turn(t_index);
+    pass_turn(t_lockstep_index);
 }
 
 void thread_exits()
 {
     Guard guard;
-    if (!on_lockstep_thread() || t_index == 0) return;
-    int me = t_index;
+    if (!on_lockstep_thread() || t_lockstep_index == 0) return;
+    int me = t_lockstep_index;
     g_members[me].state = State::Exited;
     for (int i = 0; i < g_count; ++i)
         if (g_members[i].state == State::OnJoin && g_members[i].target == me) g_members[i].state = State::Runnable;
     pass_turn(me, true);  // a request it makes on the way is still a lockstep one
-    t_index = -1;
+    t_lockstep_index = -1;
 }
 
 }  // namespace s4bxi::interpose::lockstep

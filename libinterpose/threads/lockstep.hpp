@@ -34,16 +34,19 @@ private:
     bool outer_;
 };
 
-// The calling thread is one of the rank's threads in lockstep (it has the turn whenever it
-// runs code of the program's).
-bool on_lockstep_thread();
+// Whether the calling thread is one of the rank's threads in lockstep (it has the turn
+// whenever it runs code of the program's), and whether the lockstep runs: the rank's state
+// (rank/rank_state.hpp, on_lockstep_thread() and lockstep_running()), which this file writes.
+
+// A request of the channel's, as a Shield (channel/channel_hooks.hpp): returns whether it
+// is the outermost, which unshield_request() is given back.
+bool shield_request();
+void unshield_request(bool outer);
 
 // The calling thread runs the interposer's own code (a Shield lives): its yields and locks
 // are the interposer's, not the program's.
 bool shielded();
 
-// The rank's threads are in lockstep now.
-bool active();
 
 // pthread_create: the start routine and argument to create the thread with. A thread of
 // the program's own code (its start routine is in the executable) or an OpenMP runtime's

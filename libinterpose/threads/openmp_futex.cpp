@@ -18,7 +18,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "threads/lockstep.hpp"
 
 #ifndef SYS_SECCOMP
@@ -112,7 +113,7 @@ long real_futex(const greg_t* regs)
 // What the kernel would answer, the lockstep deciding who waits and who wakes.
 long answer(const greg_t* regs)
 {
-    if (!lockstep::on_lockstep_thread()) return real_futex(regs);
+    if (!on_lockstep_thread()) return real_futex(regs);
     auto* word = reinterpret_cast<const uint32_t*>(regs[REG_RDI]);
     int op = static_cast<int>(regs[REG_RSI]);
     auto value = static_cast<uint32_t>(regs[REG_RDX]);

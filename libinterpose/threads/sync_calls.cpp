@@ -8,7 +8,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
 #include "threads/lockstep.hpp"
 
 // glibc's own, under the second name it exports them by (the first is ours).
@@ -24,6 +25,8 @@ __asm__(".symver s4bxi_libc_mutex_trylock, __pthread_mutex_trylock@GLIBC_2.2.5")
 #define S4BXI_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace lockstep = s4bxi::interpose::lockstep;
+using s4bxi::interpose::lockstep_running;
+using s4bxi::interpose::on_lockstep_thread;
 
 namespace {
 
@@ -69,27 +72,27 @@ void set_barrier(const pthread_barrier_t* barrier, unsigned count)
 
 S4BXI_EXPORT int pthread_mutex_lock(pthread_mutex_t* mutex)
 {
-    if (lockstep::on_lockstep_thread()) return lockstep::mutex_lock(mutex);
+    if (on_lockstep_thread()) return lockstep::mutex_lock(mutex);
     return s4bxi_libc_mutex_lock(mutex);
 }
 
 S4BXI_EXPORT int pthread_mutex_trylock(pthread_mutex_t* mutex)
 {
     int rc = s4bxi_libc_mutex_trylock(mutex);
-    if (rc == 0 && lockstep::on_lockstep_thread()) lockstep::mutex_taken();
+    if (rc == 0 && on_lockstep_thread()) lockstep::mutex_taken();
     return rc;
 }
 
 S4BXI_EXPORT int pthread_mutex_unlock(pthread_mutex_t* mutex)
 {
     int rc = s4bxi_libc_mutex_unlock(mutex);
-    if (rc == 0 && lockstep::on_lockstep_thread()) lockstep::mutex_unlocked(mutex);
+    if (rc == 0 && on_lockstep_thread()) lockstep::mutex_unlocked(mutex);
     return rc;
 }
 
 S4BXI_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
 {
-    if (lockstep::on_lockstep_thread()) return lockstep::cond_wait(cond, mutex, false);
+    if (on_lockstep_thread()) return lockstep::cond_wait(cond, mutex, false);
     static const auto real = next_symbol<int (*)(pthread_cond_t*, pthread_mutex_t*)>("pthread_cond_wait");
     return real(cond, mutex);
 }
@@ -97,14 +100,14 @@ S4BXI_EXPORT int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
 S4BXI_EXPORT int pthread_cond_signal(pthread_cond_t* cond)
 {
     static const auto real = next_symbol<int (*)(pthread_cond_t*)>("pthread_cond_signal");
-    if (lockstep::on_lockstep_thread()) lockstep::cond_signalled(cond, false);
+    if (on_lockstep_thread()) lockstep::cond_signalled(cond, false);
     return real(cond);
 }
 
 S4BXI_EXPORT int pthread_cond_broadcast(pthread_cond_t* cond)
 {
     static const auto real = next_symbol<int (*)(pthread_cond_t*)>("pthread_cond_broadcast");
-    if (lockstep::on_lockstep_thread()) lockstep::cond_signalled(cond, true);
+    if (on_lockstep_thread()) lockstep::cond_signalled(cond, true);
     return real(cond);
 }
 
@@ -127,7 +130,7 @@ S4BXI_EXPORT int pthread_barrier_destroy(pthread_barrier_t* barrier)
 
 S4BXI_EXPORT int pthread_barrier_wait(pthread_barrier_t* barrier)
 {
-    if (lockstep::on_lockstep_thread())
+    if (on_lockstep_thread())
         if (Barrier* state = find_barrier(barrier))
             return lockstep::barrier_wait(barrier, state->count, state->arrived);
     static const auto real = next_symbol<int (*)(pthread_barrier_t*)>("pthread_barrier_wait");
@@ -156,7 +159,7 @@ int lockstep::rwlock_lock(pthread_rwlock_t* lock, bool write, bool timed)
 
 S4BXI_EXPORT int sem_wait(sem_t* sem)
 {
-    if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, false);
+    if (on_lockstep_thread()) return lockstep::sem_wait(sem, false);
     static const auto real = next_symbol<int (*)(sem_t*)>("sem_wait");
     return real(sem);
 }
@@ -165,20 +168,20 @@ S4BXI_EXPORT int sem_post(sem_t* sem)
 {
     static const auto real = next_symbol<int (*)(sem_t*)>("sem_post");
     int rc = real(sem);
-    if (rc == 0 && lockstep::active()) lockstep::released(sem);
+    if (rc == 0 && lockstep_running()) lockstep::released(sem);
     return rc;
 }
 
 S4BXI_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t* lock)
 {
-    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, false);
+    if (on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, false);
     static const auto real = next_symbol<int (*)(pthread_rwlock_t*)>("pthread_rwlock_rdlock");
     return real(lock);
 }
 
 S4BXI_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t* lock)
 {
-    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, false);
+    if (on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, false);
     static const auto real = next_symbol<int (*)(pthread_rwlock_t*)>("pthread_rwlock_wrlock");
     return real(lock);
 }
@@ -187,13 +190,13 @@ S4BXI_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t* lock)
 {
     static const auto real = next_symbol<int (*)(pthread_rwlock_t*)>("pthread_rwlock_unlock");
     int rc = real(lock);
-    if (rc == 0 && lockstep::active()) lockstep::released(lock);
+    if (rc == 0 && lockstep_running()) lockstep::released(lock);
     return rc;
 }
 
 S4BXI_EXPORT int pthread_join(pthread_t thread, void** result)
 {
-    if (lockstep::on_lockstep_thread()) return lockstep::join(thread, result);
+    if (on_lockstep_thread()) return lockstep::join(thread, result);
     static const auto real = next_symbol<int (*)(pthread_t, void**)>("pthread_join");
     return real(thread, result);
 }

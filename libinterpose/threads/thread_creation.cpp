@@ -2,22 +2,10 @@
 // has made any call (wire::Slot::threads_created), so that a wait for what the new thread
 // will bring is not taken for a deadlock while the thread is on its way; and a thread of an
 // OpenSHMEM program joins its rank's lockstep (threads/lockstep.hpp).
-#include <dlfcn.h>
 #include <pthread.h>
 
-#include "runtime.hpp"
+#include "rank/rank_state.hpp"
 #include "threads/lockstep.hpp"
-
-namespace s4bxi::interpose {
-
-int create_own_thread(pthread_t* thread, const pthread_attr_t* attributes, void* (*start)(void*), void* argument)
-{
-    using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-    static const auto next = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
-    return next(thread, attributes, start, argument);
-}
-
-}  // namespace s4bxi::interpose
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attributes,
                                                                      void* (*start)(void*), void* argument)

@@ -4,7 +4,8 @@
 
 #include <atomic>
 
-#include "runtime.hpp"
+#include "rank/clock_ledger.hpp"
+#include "rank/rank_state.hpp"
 #include "s4bxi/time_math.hpp"
 
 namespace s4bxi::interpose::threads_clock {

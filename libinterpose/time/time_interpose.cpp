@@ -28,9 +28,11 @@
 #include <atomic>
 #include <cstdint>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/rank_state.hpp"
+#include "time/virtual_clock.hpp"
 #include "s4bxi/time_math.hpp"
-#include "threads/lockstep.hpp"
+#include "time/real_symbols.hpp"
 #include "time/seccomp_filter.hpp"
 #include "time/threads_clock.hpp"
 
@@ -40,44 +42,6 @@ namespace s4bxi::interpose {
 namespace {
 
 using namespace s4bxi::timemath;
-
-// Set while this thread is inside dlsym: a clock call made from there gets the raw syscall.
-__attribute__((tls_model("initial-exec"))) thread_local bool t_resolving = false;
-
-template <class Fn>
-Fn resolve(std::atomic<Fn>& cache, const char* name)
-{
-    Fn fn = cache.load(std::memory_order_acquire);
-    if (fn || t_resolving) return fn;
-    t_resolving = true;
-    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-    t_resolving = false;
-    cache.store(fn, std::memory_order_release);
-    return fn;
-}
-
-#define REAL(name, ...)                                              \
-    ([]() {                                                          \
-        using Fn = __VA_ARGS__;                                      \
-        static std::atomic<Fn> cache{nullptr};                       \
-        return resolve<Fn>(cache, #name);                            \
-    }())
-
-// Hides a pointer from the compiler: libc declares some of these parameters nonnull, and
-// GCC would otherwise drop our NULL checks (which real callers do exercise).
-template <class T>
-T* opaque(T* pointer)
-{
-    asm volatile("" : "+r"(pointer));
-    return pointer;
-}
-
-// The calling thread lives in simulated time: the rank's simulated thread, or any of its
-// threads in lockstep (threads/lockstep.hpp), whose sleeps are simulated too.
-bool simulated()
-{
-    return is_rank() && (on_simulated_thread() || lockstep::on_lockstep_thread());
-}
 
 int64_t host_ns(clockid_t clock)
 {
@@ -90,13 +54,17 @@ int64_t host_ns(clockid_t clock)
 // simulated thread, the rank's clock continued in real time on the others.
 int64_t now_ns(ClockKind kind)
 {
-    if (simulated()) return clock_value_ns(kind, virtual_now(), virtual_epoch());
+    if (lives_in_simulated_time()) return clock_value_ns(kind, virtual_now(), virtual_epoch());
     return clock_value_at_ns(kind, threads_clock::now_ns(host_ns(CLOCK_MONOTONIC)), virtual_epoch());
 }
 
-// An absolute deadline on `clock` as the calling thread sees it, moved to the host's
-// `clock` (same time remaining) into `out`. False (leave it alone) outside ranks, on
-// clocks that are not virtual, and for an invalid deadline (the real function reports it).
+}  // namespace
+
+bool lives_in_simulated_time()
+{
+    return is_rank() && (on_simulated_thread() || on_lockstep_thread());
+}
+
 bool host_deadline(clockid_t clock, const timespec* deadline, timespec& out)
 {
     if (!deadline || !is_rank() || !is_virtual_clock(clock)) return false;
@@ -107,13 +75,13 @@ bool host_deadline(clockid_t clock, const timespec* deadline, timespec& out)
     return true;
 }
 
-// The clock a condition variable times its waits on (pthread_condattr_setclock): bit 1 of
-// glibc's __wrefs (nptl's __PTHREAD_COND_CLOCK_MONOTONIC_MASK), fixed at initialisation.
 clockid_t condvar_clock(const pthread_cond_t* cond)
 {
     unsigned flags = __atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED);
     return (flags & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
+
+namespace {
 
 // Raw syscall result (-1 + errno) to the error-number convention of clock_nanosleep.
 int as_error_number(long rc)
@@ -228,7 +196,7 @@ S4BXI_EXPORT int timespec_getres(struct timespec* res, int base) noexcept
 // Simulated sleeps are never interrupted by signals: they return 0 and leave *rem alone.
 S4BXI_EXPORT int nanosleep(const struct timespec* req, struct timespec* rem)
 {
-    if (!simulated()) return real_nanosleep(req, rem);
+    if (!lives_in_simulated_time()) return real_nanosleep(req, rem);
     req = opaque(req);
     if (!req) {
         errno = EFAULT;
@@ -244,7 +212,7 @@ S4BXI_EXPORT int nanosleep(const struct timespec* req, struct timespec* rem)
 
 S4BXI_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
 {
-    if (!simulated() || !is_virtual_sleep_clock(clock)) {
+    if (!lives_in_simulated_time() || !is_virtual_sleep_clock(clock)) {
         // Another thread of a rank sleeps for real, until the instant its deadline means.
         timespec host{};
         if ((flags & TIMER_ABSTIME) && is_virtual_sleep_clock(clock) && host_deadline(clock, req, host)) req = &host;
@@ -264,7 +232,7 @@ S4BXI_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timesp
 
 S4BXI_EXPORT int usleep(useconds_t microseconds)
 {
-    if (!simulated()) {
+    if (!lives_in_simulated_time()) {
         if (auto fn = REAL(usleep, int (*)(useconds_t))) return fn(microseconds);
         timespec ts = ns_to_timespec(static_cast<int64_t>(microseconds) * 1000);
         return real_nanosleep(&ts, nullptr);
@@ -275,7 +243,7 @@ S4BXI_EXPORT int usleep(useconds_t microseconds)
 
 S4BXI_EXPORT unsigned int sleep(unsigned int seconds)
 {
-    if (!simulated()) {
+    if (!lives_in_simulated_time()) {
         if (auto fn = REAL(sleep, unsigned int (*)(unsigned int))) return fn(seconds);
         timespec ts{static_cast<time_t>(seconds), 0}, rem{};
         if (real_nanosleep(&ts, &rem) != 0) return static_cast<unsigned int>(rem.tv_sec + (rem.tv_nsec ? 1 : 0));
@@ -285,136 +253,6 @@ S4BXI_EXPORT unsigned int sleep(unsigned int seconds)
     return 0;
 }
 
-S4BXI_EXPORT int sched_yield() noexcept
-{
-    if (lockstep::on_lockstep_thread() && !lockstep::shielded()) {
-        lockstep::yield();  // the next thread in the rank's order runs
-        return 0;
-    }
-    if (simulated()) {
-        simulated_yield();
-        return 0;
-    }
-    if (auto fn = REAL(sched_yield, int (*)())) return fn();
-    return static_cast<int>(syscall(SYS_sched_yield));
-}
-
-// ---------------------------------------------------------------------------------------
-// Blocking calls with an absolute deadline, timed by the kernel on the host's clock: the
-// deadline a rank's thread computed on its (virtual) clock is moved to the host's clock,
-// keeping the time that remains. The wait itself is real, on every thread.
-
-#define HOST_DEADLINE(clock, abstime) \
-    timespec host_value_{};            \
-    const timespec* host = host_deadline((clock), opaque(abstime), host_value_) ? &host_value_ : (abstime)
-
-S4BXI_EXPORT int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex, const struct timespec* abstime)
-{
-    auto fn = REAL(pthread_cond_timedwait, int (*)(pthread_cond_t*, pthread_mutex_t*, const timespec*));
-    if (!fn) return ENOSYS;
-    // In lockstep, it times out when no other thread of the rank can go on.
-    if (lockstep::on_lockstep_thread()) return lockstep::cond_wait(cond, mutex, true);
-    if (!is_rank() || !opaque(cond) || !opaque(abstime)) return fn(cond, mutex, abstime);
-    HOST_DEADLINE(condvar_clock(cond), abstime);
-    return fn(cond, mutex, host);
-}
-
-S4BXI_EXPORT int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
-                                        const struct timespec* abstime)
-{
-    auto fn = REAL(pthread_cond_clockwait, int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*));
-    if (!fn) return ENOSYS;
-    HOST_DEADLINE(clock, abstime);
-    return fn(cond, mutex, clock, host);
-}
-
-S4BXI_EXPORT int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* abstime) noexcept
-{
-    auto fn = REAL(pthread_mutex_timedlock, int (*)(pthread_mutex_t*, const timespec*));
-    if (!fn) return ENOSYS;
-    HOST_DEADLINE(CLOCK_REALTIME, abstime);
-    return fn(mutex, host);
-}
-
-S4BXI_EXPORT int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
-                                         const struct timespec* abstime) noexcept
-{
-    auto fn = REAL(pthread_mutex_clocklock, int (*)(pthread_mutex_t*, clockid_t, const timespec*));
-    if (!fn) return ENOSYS;
-    HOST_DEADLINE(clock, abstime);
-    return fn(mutex, clock, host);
-}
-
-S4BXI_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t* lock, const struct timespec* abstime) noexcept
-{
-    auto fn = REAL(pthread_rwlock_timedrdlock, int (*)(pthread_rwlock_t*, const timespec*));
-    if (!fn) return ENOSYS;
-    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, true);
-    HOST_DEADLINE(CLOCK_REALTIME, abstime);
-    return fn(lock, host);
-}
-
-S4BXI_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t* lock, const struct timespec* abstime) noexcept
-{
-    auto fn = REAL(pthread_rwlock_timedwrlock, int (*)(pthread_rwlock_t*, const timespec*));
-    if (!fn) return ENOSYS;
-    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, true);
-    HOST_DEADLINE(CLOCK_REALTIME, abstime);
-    return fn(lock, host);
-}
-
-S4BXI_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t* lock, clockid_t clock,
-                                            const struct timespec* abstime) noexcept
-{
-    auto fn = REAL(pthread_rwlock_clockrdlock, int (*)(pthread_rwlock_t*, clockid_t, const timespec*));
-    if (!fn) return ENOSYS;
-    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, false, true);
-    HOST_DEADLINE(clock, abstime);
-    return fn(lock, clock, host);
-}
-
-S4BXI_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t* lock, clockid_t clock,
-                                            const struct timespec* abstime) noexcept
-{
-    auto fn = REAL(pthread_rwlock_clockwrlock, int (*)(pthread_rwlock_t*, clockid_t, const timespec*));
-    if (!fn) return ENOSYS;
-    if (lockstep::on_lockstep_thread()) return lockstep::rwlock_lock(lock, true, true);
-    HOST_DEADLINE(clock, abstime);
-    return fn(lock, clock, host);
-}
-
-S4BXI_EXPORT int sem_timedwait(sem_t* sem, const struct timespec* abstime)
-{
-    auto fn = REAL(sem_timedwait, int (*)(sem_t*, const timespec*));
-    if (!fn) {
-        errno = ENOSYS;
-        return -1;
-    }
-    // In lockstep, it times out when no other thread of the rank can go on.
-    if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, true);
-    HOST_DEADLINE(CLOCK_REALTIME, abstime);
-    return fn(sem, host);
-}
-
-S4BXI_EXPORT int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespec* abstime)
-{
-    auto fn = REAL(sem_clockwait, int (*)(sem_t*, clockid_t, const timespec*));
-    if (!fn) {
-        errno = ENOSYS;
-        return -1;
-    }
-    if (lockstep::on_lockstep_thread()) return lockstep::sem_wait(sem, true);
-    HOST_DEADLINE(clock, abstime);
-    return fn(sem, clock, host);
-}
-
-S4BXI_EXPORT int pthread_timedjoin_np(pthread_t thread, void** result, const struct timespec* abstime)
-{
-    auto fn = REAL(pthread_timedjoin_np, int (*)(pthread_t, void**, const timespec*));
-    if (!fn) return ENOSYS;
-    HOST_DEADLINE(CLOCK_REALTIME, abstime);
-    return fn(thread, result, host);
-}
 
 S4BXI_EXPORT int pthread_clockjoin_np(pthread_t thread, void** result, clockid_t clock,
                                       const struct timespec* abstime)

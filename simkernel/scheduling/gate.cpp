@@ -383,7 +383,7 @@ double earliest_next_request(const RankRecord& r, bool posted)
         seconds = static_cast<double>(cpu_ns) * 1e-9 * config.cpu_factor;
     } else {
         // The frozen clock read before the base: the rank moves them in the order that
-        // shows a reader in between an earlier date (runtime.cpp, enter_library()).
+        // shows a reader in between an earlier date (libinterpose/time/virtual_clock.cpp, enter_library()).
         uint64_t frozen = r.slot.object->cpu_frozen_ns.load(std::memory_order_acquire);
         uint64_t base = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
         uint64_t cpu = timemath::charged_cpu_ns(r.thread_cpu.now_ns(), frozen);

@@ -181,7 +181,7 @@ const char* posted_call_name(const wire::Request& request)
 // A posted command (wire::PostedCommand) was served: the rank goes on from its end, as
 // after a reply, but the rank has not waited for one. Its clock and its mirror's count of
 // replies move as a reply would move them; the rank reads them once it has seen
-// posted_served reach what it posted (libinterpose/runtime.cpp, catch_up()).
+// posted_served reach what it posted (libinterpose/channel/channel_client.cpp, catch_up()).
 void finish_posted_command(RankRecord& r, const wire::Reply& reply)
 {
     r.serving_posted = false;

@@ -79,7 +79,7 @@ void yield_until(Done done, int64_t deadline_ns)
 }
 
 // A thread of the rank waits for the reply to its request and is not asleep on the slot:
-// it watches the slot, and the delivery word with it (libinterpose/runtime.cpp, call()).
+// it watches the slot, and the delivery word with it (libinterpose/channel/channel_client.cpp, call()).
 bool waiter_awake(const wire::Slot& slot)
 {
     return slot.state.load(std::memory_order_seq_cst) == static_cast<uint32_t>(wire::SlotState::Posted) &&

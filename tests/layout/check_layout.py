@@ -2,6 +2,8 @@
 """The house rules of the source tree (docs/architecture.md):
 - a part (libinterpose/, simkernel/, launcher/) includes only its own files and the shared
   headers of include/ (s4bxi/..., portals4.h, pmi.h): never another part's private ones;
+- inside a part, a folder includes only the folders below it in the part's order (LAYERS;
+  the part's top-level files count as one folder, "."): no cycle between folders;
 - no source file is over 900 lines;
 - every folder of a part, and include/, tests/, bench/, tools/, platforms/ and their
   folders, says what it holds in a README.md;
@@ -23,6 +25,14 @@ TEXT_SUFFIXES = {".cpp", ".hpp", ".h", ".c", ".py", ".md", ".toml", ".build", ".
 DOCUMENT = re.compile(r"(?<![\w.>/-])([A-Z][A-Z0-9_-]*\.md|[\w.-]+(?:/[\w.-]+)+\.md)\b")
 BARE_DOCUMENT = re.compile(r"(?<![\w.>/-])([a-z][\w-]*\.md)\b")
 LIMIT = 900
+# Each part's folders, bottom first: a file may include files of its own folder and of the
+# folders before it. A part not listed is not layered yet (simkernel/: its folders still
+# include each other both ways); the check prints its cycles without failing.
+LAYERS = {
+    "libinterpose": ("rank", "delivery", "channel", "time", "threads", "identity", "outside", "crash", "portals",
+                     "mpi", "startup"),
+    "launcher": ("calibrate", "."),
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -58,9 +68,57 @@ def missing_documents(root):
     return problems
 
 
+def folder_of(base, path):
+    """The folder of the part that holds `path`: its first component, "." at the top."""
+    parts = path.resolve().relative_to(base.resolve()).parts
+    return parts[0] if len(parts) > 1 else "."
+
+
+def check_layer(part, base, path, found, problems, cycles):
+    """A file of `part` includes `found`: the including folder must be above the included one."""
+    if not found.is_relative_to(base.resolve()):
+        return
+    here, there = folder_of(base, path), folder_of(base, found)
+    if here == there:
+        return
+    order = LAYERS.get(part)
+    if order is None:
+        cycles.setdefault(part, set()).add((here, there))
+        return
+    for folder in (here, there):
+        if folder not in order:
+            problems.append(f"{path.relative_to(base.parent)}: folder {part}/{folder} has no place in the part's "
+                            f"layer order (tests/layout/check_layout.py, LAYERS)")
+            return
+    if order.index(there) > order.index(here):
+        problems.append(f"{path.relative_to(base.parent)}: {part}/{here} includes {found.relative_to(base.resolve().parent)}"
+                        f", in {part}/{there}, a layer above it ({' < '.join(order)})")
+
+
+def folder_cycles(edges):
+    """The pairs of folders that include each other, directly or through others."""
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+
+    def reaches(start, goal):
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph.get(node, ()))
+        return False
+
+    return sorted({tuple(sorted((a, b))) for a, b in edges if reaches(b, a)})
+
+
 def main():
     root = Path(sys.argv[1])
     problems = []
+    cycles = {}
     for part in PARTS:
         base = root / part
         for path in sorted(base.rglob("*")):
@@ -80,6 +138,7 @@ def main():
                 if found is None:
                     problems.append(f"{path.relative_to(root)}: includes \"{name}\", found nowhere")
                     continue
+                check_layer(part, base, path, found, problems, cycles)
                 allowed = (base.resolve(), (root / "include").resolve())
                 if not any(found.is_relative_to(a) for a in allowed):
                     problems.append(f"{path.relative_to(root)}: includes {found.relative_to(root.resolve())}, "
@@ -91,10 +150,16 @@ def main():
             if path.is_dir() and not (path / "README.md").exists():
                 problems.append(f"{path.relative_to(root)}/ has no README.md")
     problems += missing_documents(root)
+    for part, edges in sorted(cycles.items()):
+        pairs = folder_cycles(edges)
+        if pairs:
+            print(f"note: {part}/ is not layered yet; folders that include each other: "
+                  + ", ".join(f"{a}<->{b}" for a, b in pairs))
     if problems:
         print("FAIL:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
-    print(f"ok: {', '.join(PARTS)} include only their own files and include/; no file over {LIMIT} lines; "
+    print(f"ok: {', '.join(PARTS)} include only their own files and include/; "
+          f"{', '.join(LAYERS)} in layers; no file over {LIMIT} lines; "
           "every folder has its README; every document named exists")
     return 0
 

@@ -40,6 +40,10 @@ void reset()
 
 namespace s4bxi::interpose {
 
+// No thread of a test runs in lockstep (threads/lockstep.hpp).
+thread_local __attribute__((tls_model("initial-exec"))) int t_lockstep_index = -1;
+std::atomic<bool> g_lockstep_running{false};
+
 bool is_rank() { return stub::rank; }
 int simulated_thread_id() { return stub::rank ? stub::simulated_tid : 0; }
 bool on_simulated_thread() { return stub::rank && static_cast<pid_t>(syscall(SYS_gettid)) == stub::simulated_tid; }
@@ -106,7 +110,6 @@ double virtual_now_and_publish()
 
 // No thread of a test runs in lockstep (threads/lockstep.hpp).
 namespace s4bxi::interpose::lockstep {
-bool on_lockstep_thread() { return false; }
 void yield() {}
 int cond_wait(pthread_cond_t*, pthread_mutex_t*, bool) { return ENOSYS; }
 int sem_wait(sem_t*, bool) { return ENOSYS; }

@@ -1,5 +1,6 @@
-// A stand-in for libinterpose/runtime.cpp in unit tests: the runtime API of runtime.hpp
-// with a fake virtual clock the tests drive, and a record of what was asked of the server.
+// A stand-in for the layers below the code under test (libinterpose/rank/, channel/ and
+// time/virtual_clock): their API with a fake virtual clock the tests drive, and a record of
+// what was asked of the server.
 #pragma once
 
 #include <sys/types.h>
@@ -9,7 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime.hpp"
+#include "channel/channel_client.hpp"
+#include "rank/clock_ledger.hpp"
+#include "rank/rank_state.hpp"
+#include "time/virtual_clock.hpp"
 
 namespace stub {
 

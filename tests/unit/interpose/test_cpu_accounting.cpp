@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <random>
 
-#include "time/cpu_accounting.hpp"
+#include "rank/cpu_accounting.hpp"
 
 using namespace s4bxi::interpose::cpuacct;
 
