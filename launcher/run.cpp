@@ -28,8 +28,12 @@
 #include "proc.hpp"
 #include "s4bxi/server_flags.hpp"
 #include "summary.hpp"
+#include "s4bxi/summary_keys.hpp"
 
 namespace s4bxi::launcher {
+
+namespace summary = s4bxi::summary;
+namespace key = s4bxi::summary::key;
 
 namespace {
 
@@ -794,9 +798,9 @@ void Supervisor::report_summary(int status)
     if (!read_error.empty()) log::warning("{}", read_error);
     // Which model charged the MPI library's code, and with what costs (docs/time.md).
     if (server && server->is_object() && plan_.options.cpu_model == CpuModel::Measured)
-        (*server)["mpi_costs"] = {{"model", plan_.mpi_cost_table.empty() ? "measured" : "calibrated"},
-                                  {"costs", plan_.mpi_cost_table},
-                                  {"source", plan_.mpi_cost_source}};
+        (*server)[key::mpi_costs] = {{key::model, plan_.mpi_cost_table.empty() ? "measured" : "calibrated"},
+                                  {key::costs, plan_.mpi_cost_table},
+                                  {key::source, plan_.mpi_cost_source}};
     if (!plan_.options.quiet) log::raw(format_summary(server ? &*server : nullptr, wall_time, status));
     if (plan_.options.summary_file) {
         nlohmann::json out = launcher_summary(server ? &*server : nullptr, wall_time, status, launcher_error_);

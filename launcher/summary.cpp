@@ -5,8 +5,12 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include "s4bxi/summary_keys.hpp"
 
 namespace s4bxi::launcher {
+
+namespace summary = s4bxi::summary;
+namespace key = s4bxi::summary::key;
 
 using nlohmann::json;
 
@@ -90,18 +94,18 @@ namespace {
 // sorted by the server), as mpiP's table does.
 std::string format_mpi_functions(const json& server, size_t shown = 5)
 {
-    auto functions = server.find("mpi");
+    auto functions = server.find(key::mpi);
     if (functions == server.end() || !functions->is_array() || functions->empty()) return {};
-    auto world = number(server, "world_size");
+    auto world = number(server, key::world_size);
     std::string out = fmt::format("  {:<20}{:<26} {:>9} {:>16}  {}\n", "top MPI functions", "function", "calls",
                                   "time per rank", "bytes");
     for (size_t i = 0; i < functions->size() && i < shown; ++i) {
         const json& f = (*functions)[i];
-        auto time = number(f, "time");
-        auto bytes = number(f, "bytes");
+        auto time = number(f, key::time);
+        auto bytes = number(f, key::bytes);
         double per_rank = time && world && *world > 0 ? *time / *world : 0.0;
-        out += fmt::format("  {:<20}{:<26} {:>9} {:>16}  {}\n", "", text(f, "function").value_or("-"),
-                           count(number(f, "calls")), format_seconds(per_rank), bytes ? format_bytes(*bytes) : "-");
+        out += fmt::format("  {:<20}{:<26} {:>9} {:>16}  {}\n", "", text(f, key::function).value_or("-"),
+                           count(number(f, key::calls)), format_seconds(per_rank), bytes ? format_bytes(*bytes) : "-");
     }
     return out;
 }
@@ -111,25 +115,25 @@ std::string format_host_and_cpu(const json& server)
 {
     std::string out;
     auto row = [&](const char* label, const std::string& value) { out += fmt::format("  {:<20}{}\n", label, value); };
-    auto ranks = server.find("ranks");
+    auto ranks = server.find(key::ranks);
     double compute = 0, library = 0, portals = 0, switches = 0;
     if (ranks != server.end() && ranks->is_array())
         for (const json& rank : *ranks) {
-            compute += number(rank, "compute_time").value_or(0);
-            library += number(rank, "mpi_library_time").value_or(0);
-            portals += number(rank, "portals_time").value_or(0);
-            switches += number(rank, "involuntary_switches").value_or(0);
+            compute += number(rank, key::compute_time).value_or(0);
+            library += number(rank, key::mpi_library_time).value_or(0);
+            portals += number(rank, key::portals_time).value_or(0);
+            switches += number(rank, key::involuntary_switches).value_or(0);
         }
-    if (auto costs = server.find("mpi_costs"); costs != server.end() && costs->is_object()) {
-        bool calibrated = text(*costs, "model").value_or("") == "calibrated";
+    if (auto costs = server.find(key::mpi_costs); costs != server.end() && costs->is_object()) {
+        bool calibrated = text(*costs, key::model).value_or("") == "calibrated";
         row("CPU charged", fmt::format("compute {} (measured), MPI library {} ({}), in Portals {} (the NIC model), "
                                        "all ranks",
                                        format_seconds(compute), format_seconds(library),
-                                       calibrated ? "calibrated costs: " + text(*costs, "costs").value_or("-")
+                                       calibrated ? "calibrated costs: " + text(*costs, key::costs).value_or("-")
                                                   : "measured, in compute",
                                        format_seconds(portals)));
     }
-    if (auto load = server.find("host_load"); load != server.end() && load->is_object()) {
+    if (auto load = server.find(key::host_load); load != server.end() && load->is_object()) {
         auto first = [&](const char* key) {
             auto it = load->find(key);
             return it != load->end() && it->is_array() && !it->empty() && it->front().is_number()
@@ -138,7 +142,7 @@ std::string format_host_and_cpu(const json& server)
         };
         row("host", fmt::format("load average {} at start, {} at end; the ranks' threads taken off their cores {} "
                                 "times (docs/time.md)",
-                                first("at_start"), first("at_end"), count(switches)));
+                                first(key::at_start), first(key::at_end), count(switches)));
     }
     return out;
 }
@@ -154,44 +158,44 @@ std::string format_summary(const json* server, double wall_time, int exit_status
         row("wall time", fmt::format("{:.3f} s", wall_time));
         return out;
     }
-    std::string status = text(*server, "status").value_or("unknown");
-    std::string message = text(*server, "message").value_or("");
+    std::string status = text(*server, key::status).value_or("unknown");
+    std::string message = text(*server, key::message).value_or("");
     // The server's message may carry a backtrace (already printed on its stderr): first line only.
     message = message.substr(0, message.find('\n'));
     row("status", message.empty() || status == "ok" ? status : status + ": " + message);
     if (exit_status != 0) row("exit status", fmt::format("{} (of the program or command)", exit_status));
-    auto makespan = number(*server, "makespan");
+    auto makespan = number(*server, key::makespan);
     row("simulated makespan", makespan ? format_seconds(*makespan) : "-");
     row("wall time", fmt::format("{:.3f} s", wall_time));
-    row("ranks", count(number(*server, "world_size")));
-    if (auto platform = server->find("platform"); platform != server->end() && platform->is_object()) {
-        std::string source = text(*platform, "source").value_or("-");
-        std::string topology = text(*platform, "topology").value_or("-");
-        bool fitted = text(*platform, "nodes_from").value_or("").rfind("sized by the job", 0) == 0;
-        row("platform", fmt::format("{} ({}), {} nodes{} of {} cores, {}", text(*platform, "name").value_or("-"),
+    row("ranks", count(number(*server, key::world_size)));
+    if (auto platform = server->find(key::platform); platform != server->end() && platform->is_object()) {
+        std::string source = text(*platform, key::source).value_or("-");
+        std::string topology = text(*platform, key::topology).value_or("-");
+        bool fitted = text(*platform, key::nodes_from).value_or("").rfind("sized by the job", 0) == 0;
+        row("platform", fmt::format("{} ({}), {} nodes{} of {} cores, {}", text(*platform, key::name).value_or("-"),
                                     source.starts_with("<built-in") ? "built-in" : source,
-                                    count(number(*platform, "nodes")), fitted ? " (as the job needs)" : "",
-                                    count(number(*platform, "cores_per_node")),
+                                    count(number(*platform, key::nodes)), fitted ? " (as the job needs)" : "",
+                                    count(number(*platform, key::cores_per_node)),
                                     topology == "switch" ? "one switch" : topology));
     }
-    auto local_ops = number(*server, "portals_local_ops");
+    auto local_ops = number(*server, key::portals_local_ops);
     row("Portals operations", local_ops && *local_ops > 0
                                   ? fmt::format("{} ({} read from the mirror, no round trip)",
-                                                count(number(*server, "portals_ops")), count(local_ops))
-                                  : count(number(*server, "portals_ops")));
-    auto bytes = number(*server, "bytes_moved");
+                                                count(number(*server, key::portals_ops)), count(local_ops))
+                                  : count(number(*server, key::portals_ops)));
+    auto bytes = number(*server, key::bytes_moved);
     row("bytes moved", bytes ? fmt::format("{:.0f} ({})", *bytes, format_bytes(*bytes)) : "-");
-    auto retransmissions = number(*server, "retransmissions");
-    auto undeliverable = number(*server, "undeliverable");
+    auto retransmissions = number(*server, key::retransmissions);
+    auto undeliverable = number(*server, key::undeliverable);
     if ((retransmissions && *retransmissions > 0) || (undeliverable && *undeliverable > 0))
         row("E2E", fmt::format("{} retransmissions, {} messages given up", count(retransmissions), count(undeliverable)));
 
     // Only when the server took one: a run where it took none is the same from run to run
     // under the zero CPU model, whatever the host.
-    if (auto decisions = server->find("host_decisions"); decisions != server->end() && decisions->is_object()) {
-        auto memory = number(*decisions, "memory_waits").value_or(0);
-        auto blocked = number(*decisions, "blocked_outside").value_or(0);
-        auto idles = number(*decisions, "lockstep_idles").value_or(0);
+    if (auto decisions = server->find(key::host_decisions); decisions != server->end() && decisions->is_object()) {
+        auto memory = number(*decisions, key::memory_waits).value_or(0);
+        auto blocked = number(*decisions, key::blocked_outside).value_or(0);
+        auto idles = number(*decisions, key::lockstep_idles).value_or(0);
         if (memory > 0 || blocked > 0 || idles > 0)
             row("host decisions", fmt::format("{} memory waits, {} blocked outside, {} lockstep idles (from the "
                                               "host's CPU times and thread states)",
@@ -200,15 +204,15 @@ std::string format_summary(const json* server, double wall_time, int exit_status
 
     out += format_host_and_cpu(*server);
 
-    auto server_peak = number(*server, "server_peak_rss");
-    auto rank_peak = number(*server, "largest_rank_peak_rss");
+    auto server_peak = number(*server, key::server_peak_rss);
+    auto rank_peak = number(*server, key::largest_rank_peak_rss);
     if (server_peak && *server_peak > 0)
         row("peak memory", fmt::format("server {}, largest rank {}", format_bytes(*server_peak),
                                        rank_peak && *rank_peak > 0 ? format_bytes(*rank_peak) : std::string("-")));
 
     out += format_mpi_functions(*server);
 
-    auto ranks = server->find("ranks");
+    auto ranks = server->find(key::ranks);
     if (ranks == server->end() || !ranks->is_array() || ranks->empty()) return out;
     out += fmt::format("  {:>6}  {:<12} {:>5}  {:<16} {:<16} {:<16} {:>11} {:>9}  {}\n", "rank", "node", "core",
                        "end time", "compute", "in Portals", "Portals ops", "messages", "bytes sent");
@@ -219,21 +223,21 @@ std::string format_summary(const json* server, double wall_time, int exit_status
             break;
         }
         ++shown;
-        auto end_time = number(rank, "end_time");
+        auto end_time = number(rank, key::end_time);
         std::string end = end_time ? format_seconds(*end_time) : "-";
-        auto finished = rank.is_object() ? rank.find("finished") : rank.end();
+        auto finished = rank.is_object() ? rank.find(key::finished) : rank.end();
         bool unfinished =
             rank.is_object() && finished != rank.end() && finished->is_boolean() && !finished->get<bool>();
-        auto sent = number(rank, "bytes_sent");
+        auto sent = number(rank, key::bytes_sent);
         auto seconds = [&](const char* key) {
             auto value = number(rank, key);
             return value ? format_seconds(*value) : std::string("-");
         };
         std::string line = fmt::format("  {:>6}  {:<12} {:>5}  {:<16} {:<16} {:<16} {:>11} {:>9}  {:<10}",
-                                       count(number(rank, "rank")), text(rank, "node").value_or("-"),
-                                       count(number(rank, "core")), end, seconds("compute_time"),
-                                       seconds("portals_time"), count(number(rank, "portals_ops")),
-                                       count(number(rank, "messages_sent")), sent ? format_bytes(*sent) : "-");
+                                       count(number(rank, key::rank)), text(rank, key::node).value_or("-"),
+                                       count(number(rank, key::core)), end, seconds(key::compute_time),
+                                       seconds(key::portals_time), count(number(rank, key::portals_ops)),
+                                       count(number(rank, key::messages_sent)), sent ? format_bytes(*sent) : "-");
         if (unfinished) line += "  unfinished";
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";
@@ -248,13 +252,13 @@ json launcher_summary(const json* server, double wall_time, int exit_status, con
         out = *server;
     } else {
         out = json::object();
-        out["version"] = 1;
-        out["status"] = "error";
-        out["message"] = "the simulation server wrote no summary";
+        out[key::version] = summary::kVersion;
+        out[key::status] = "error";
+        out[key::message] = "the simulation server wrote no summary";
     }
-    out["wall_time"] = wall_time;
-    out["exit_status"] = exit_status;
-    if (!launcher_error.empty()) out["launcher_error"] = launcher_error;
+    out[key::wall_time] = wall_time;
+    out[key::exit_status] = exit_status;
+    if (!launcher_error.empty()) out[key::launcher_error] = launcher_error;
     return out;
 }
 

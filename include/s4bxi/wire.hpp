@@ -2,7 +2,8 @@
 //
 // Everything that crosses the boundary is defined here, with fixed-size fields only, so
 // that both sides agree bit for bit whatever their compile flags. Bump kVersion on any
-// change: a rank built against another version is refused at registration.
+// change, with a line in its history below: a rank built against another version is
+// refused at registration.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,27 @@
 
 namespace s4bxi::wire {
 
+// The version of this contract, and what each one brought (a rank and a server of two
+// versions refuse each other at registration, with both numbers in the message):
+//   1  the slot (one request, one reply), the doorbell, Hello and Welcome
+//   2  the threads' clock offset in the slot (other threads continue the simulated one's)
+//   3  spawn-mode ranks (Welcome carries the world size for PMI-1)
+//   4  waits outside the simulation (Op::OutsideWait: PMIx fences announced)
+//   5  the mirror of event queues and counters after the slot
+//   6  the threads' turn at the slot (Slot::state claimed, each thread its own reply)
+//   7  the node layout in the Welcome (ranks per node, for PMIx's node-local keys)
+//   8  parked blocking waits; the ring of MPI call records after the mirror
+//   9  posted commands (Slot::posted ring)
+//  10  copy orders for large payloads (Delivery)
+//  11  a parked wait's result in the waiting thread's own record (ParkedWait)
+//  12  posted appends, atomics, counter updates and triggered operations
+//  13  11 and 12 together
+//  14  the program's thread creations counted in the slot (Slot::threads_created)
+//  15  a waiting thread carries out the copy order itself (replied_or_delivering)
+//  16  threads in lockstep (Request::lockstep, Op::LockstepIdle, Reply::lockstep_done)
+//  17  Welcome::threads_lockstep (--lockstep)
+//  18  small payloads carried in the command (DataCommand)
+//  19  the MPI library's charge (Slot::cpu_frozen_ns, FinalizeArgs::library_charged_ns)
 inline constexpr uint32_t kVersion = 19;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;

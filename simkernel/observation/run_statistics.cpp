@@ -5,8 +5,12 @@
 #include "context.hpp"
 #include "portals/portals_state.hpp"
 #include "s4bxi/call_records.hpp"
+#include "s4bxi/summary_keys.hpp"
 
 namespace s4bxi::sim::observe {
+
+namespace summary = s4bxi::summary;
+namespace key = s4bxi::summary::key;
 
 RunStatistics& statistics()
 {
@@ -69,9 +73,9 @@ void RunStatistics::add_to_summary(nlohmann::json& summary) const
 {
     nlohmann::json pairs = nlohmann::json::array();
     for (const auto& [key, pair] : matrix_)
-        pairs.push_back({{"source", key.first}, {"destination", key.second}, {"messages", pair.messages},
-                         {"bytes", pair.bytes}});
-    summary["communication"] = pairs;
+        pairs.push_back({{key::source, key.first}, {key::destination, key.second}, {key::messages, pair.messages},
+                         {key::bytes, pair.bytes}});
+    summary[key::communication] = pairs;
 
     std::map<int, double> mpi_time;
     std::vector<nlohmann::json> functions;
@@ -83,24 +87,24 @@ void RunStatistics::add_to_summary(nlohmann::json& summary) const
             sum.time += total.time;
             sum.bytes += total.bytes;
             mpi_time[r] += total.time;
-            ranks.push_back({{"rank", r}, {"calls", total.calls}, {"time", total.time}, {"bytes", total.bytes}});
+            ranks.push_back({{key::rank, r}, {key::calls, total.calls}, {key::time, total.time}, {key::bytes, total.bytes}});
         }
-        functions.push_back({{"function", wire::kMpiFunctions[function]},
-                             {"calls", sum.calls},
-                             {"time", sum.time},
-                             {"bytes", sum.bytes},
-                             {"ranks", ranks}});
+        functions.push_back({{key::function, wire::kMpiFunctions[function]},
+                             {key::calls, sum.calls},
+                             {key::time, sum.time},
+                             {key::bytes, sum.bytes},
+                             {key::ranks, ranks}});
     }
     std::stable_sort(functions.begin(), functions.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
-        return a["time"].get<double>() > b["time"].get<double>();
+        return a[key::time].get<double>() > b[key::time].get<double>();
     });
-    summary["mpi"] = functions;
+    summary[key::mpi] = functions;
 
-    for (nlohmann::json& r : summary["ranks"]) {
-        int id = r["rank"].get<int>();
-        r["wait_time"] = id < static_cast<int>(ranks_.size()) ? ranks_[static_cast<size_t>(id)].wait_time : 0.0;
+    for (nlohmann::json& r : summary[key::ranks]) {
+        int id = r[key::rank].get<int>();
+        r[key::wait_time] = id < static_cast<int>(ranks_.size()) ? ranks_[static_cast<size_t>(id)].wait_time : 0.0;
         auto it = mpi_time.find(id);
-        r["mpi_time"] = it == mpi_time.end() ? 0.0 : it->second;
+        r[key::mpi_time] = it == mpi_time.end() ? 0.0 : it->second;
     }
 }
 

@@ -6,10 +6,43 @@ import json
 import re
 from pathlib import Path
 
-# Figures of the host, not of the simulation: the whole run's, then each rank's.
-HOST_FIGURES = ("wall_time", "server_peak_rss", "largest_rank_peak_rss", "payloads_copied_once",
-                "payload_copy_fallbacks", "host_decisions", "host_load")
-RANK_HOST_FIGURES = ("pid", "peak_rss", "host_decisions", "involuntary_switches")
+# The summary's schema, which the C++ that writes it spells its keys from too
+# (include/s4bxi/summary_keys.py).
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "include" / "s4bxi" / "summary_schema.json"
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
+_RANK_FIELDS = SCHEMA["fields"]["ranks"]["items"]["fields"]
+# Figures of the host, not of the simulation (marked "host" in the schema): the whole
+# run's, then each rank's.
+HOST_FIGURES = tuple(name for name, spec in SCHEMA["fields"].items() if spec.get("host"))
+RANK_HOST_FIGURES = tuple(name for name, spec in _RANK_FIELDS.items() if spec.get("host"))
+_TYPES = {"integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+          "object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list)}
+
+
+def schema_problems(summary, fields=None, where="summary"):
+    """What in `summary` the schema does not allow: a key it does not name, a key it requires
+    that is missing, a value of another type. Empty when the summary follows it."""
+    fields = SCHEMA["fields"] if fields is None else fields
+    problems = [f"{where}: key {name!r} is not in {SCHEMA_PATH.name}" for name in summary if name not in fields]
+    for name, spec in fields.items():
+        if name not in summary:
+            if not spec.get("optional"):
+                problems.append(f"{where}: key {name!r} is missing")
+            continue
+        problems += _value_problems(summary[name], spec, f"{where}.{name}")
+    return problems
+
+
+def _value_problems(value, spec, where):
+    if not _TYPES[spec["type"]](value):
+        return [f"{where}: {type(value).__name__} {value!r:.40}, not {spec['type']}"]
+    if spec["type"] == "object" and "fields" in spec:
+        return schema_problems(value, spec["fields"], where)
+    if spec["type"] == "array":
+        return [p for i, item in enumerate(value) for p in _value_problems(item, spec["items"], f"{where}[{i}]")]
+    return []
 DECISIONS = (("memory_waits", "memory waits"), ("blocked_outside", "blocked outside"),
              ("lockstep_idles", "lockstep idles"))
 

@@ -21,6 +21,7 @@ import uuid
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cases import Failure, check, run_case  # noqa: E402
+from run_summary import SCHEMA, SCHEMA_PATH, schema_problems  # noqa: E402
 
 LAUNCHER, VERSION, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TAG_NAME = "LAUNCHER_TEST_TAG"
@@ -242,6 +243,47 @@ def case_summary_file():
         check(s.get("exit_status") == 0, "summary exit_status")
         check(s.get("wall_time", 0) > 0, "summary wall_time")
         check(s.get("world_size") == 2 and len(s.get("ranks", [])) == 2, "summary ranks")
+
+
+def summary_written(arguments, status):
+    """The summary file of a run expected to end with `status`."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "run.json")
+        r = launch(["-q", "--summary", path, *arguments])
+        expect_status(r, status)
+        with open(path) as f:
+            return json.load(f)
+
+
+def schema_keys(fields):
+    names = set(fields)
+    for spec in fields.values():
+        names |= schema_keys(spec.get("fields", {})) | schema_keys(spec.get("items", {}).get("fields", {}))
+    return names
+
+
+def case_summary_schema():
+    # The C++ spells the summary's keys from the build's s4bxi/summary_keys.hpp, generated
+    # from the schema: it names the schema's keys and version, no other.
+    header = Path(LAUNCHER).resolve().parent.parent / "include" / "s4bxi" / "summary_keys.hpp"
+    text = header.read_text()
+    check(set(re.findall(r'constexpr const char\* (\w+) = "\1";', text)) == schema_keys(SCHEMA["fields"]),
+          f"{header} and {SCHEMA_PATH} name other keys")
+    check(f"kVersion = {SCHEMA['version']};" in text, f"{header} has another version than {SCHEMA_PATH}")
+    # Summaries of runs that end in each way follow the schema: ok, under the measured CPU
+    # model (the MPI library's costs), a rank's exit status, a crash.
+    runs = [(["--cpu-model", "zero", "-n", "2", "true"], 0),
+            (["--cpu-model", "measured", "-n", "2", "true"], 0),
+            (["-n", "1", "sh", "-c", "exit 3"], 3),
+            (["-n", "2", "bash", "-c", 'if [ "$S4BXI_RANK" = 1 ]; then kill -SEGV $$; fi; exit 0'],
+             128 + signal.SIGSEGV)]
+    for arguments, status in runs:
+        summary = summary_written(arguments, status)
+        check(summary.get("version") == SCHEMA["version"], f"summary version {summary.get('version')}")
+        problems = schema_problems(summary)
+        check(not problems, f"{' '.join(arguments)}: the summary does not follow {SCHEMA_PATH.name}:\n  "
+              + "\n  ".join(problems))
+    check("mpi_costs" in summary_written(runs[1][0], 0), "no mpi_costs under the measured CPU model")
 
 
 def case_virtual_sleep():
