@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 enum { PT = 4, PID = 6, FLAG_BITS = 1 };
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 enum { MESSAGES = 64, PT = 3, PID = 9 };
 

@@ -29,19 +29,10 @@ static const struct test_case cases[] = {
 };
 #define CASES (sizeof cases / sizeof *cases)
 
-static int failures;
 
 static unsigned char pattern(size_t c, size_t i)
 {
     return (unsigned char)(c * 31 + i * 7 + 1);
-}
-
-static void expect(int ok, const char *name, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "carried_payloads: %s: %s\n", name, what);
-        ++failures;
-    }
 }
 
 /* The operand of case c's atomics: an int64 that the target's initial value makes easy to check. */
@@ -75,13 +66,13 @@ static void target(ptl_handle_ni_t ni, ptl_handle_eq_t eq)
         case PUT_IOVEC: {
             int intact = 1;
             for (size_t i = 0; i < t->length; ++i) intact &= at[i] == pattern(c, i);
-            expect(intact, t->name, "the bytes landed are not those of the call");
-            expect(at[t->length] == 0, t->name, "a byte past the payload was written");
+            CHECK_THAT(intact, "%s: the bytes landed are not those of the call", t->name);
+            CHECK_THAT(at[t->length] == 0, "%s: a byte past the payload was written", t->name);
             break;
         }
         case ATOMIC_SUM:
-        case FETCH_SUM: expect(value == initial_of(c) + operand_of(c), t->name, "the sum is not the call's operand's"); break;
-        case SWAP: expect(value == operand_of(c), t->name, "the swapped-in value is not the call's"); break;
+        case FETCH_SUM: CHECK_THAT(value == initial_of(c) + operand_of(c), "%s: the sum is not the call's operand's", t->name); break;
+        case SWAP: CHECK_THAT(value == operand_of(c), "%s: the swapped-in value is not the call's", t->name); break;
         }
     }
     free(memory);
@@ -93,13 +84,13 @@ static void initiator(ptl_handle_ni_t ni, ptl_handle_eq_t eq)
     unsigned char source[256], fetched[16];
     ptl_md_t plain = {source, sizeof source, 0, eq, PTL_CT_NONE};
     ptl_handle_md_t md, fetch_md, vector_md;
-    check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+    must_succeed(PtlMDBind(ni, &plain, &md), "PtlMDBind");
     ptl_md_t into = {fetched, sizeof fetched, 0, eq, PTL_CT_NONE};
-    check(PtlMDBind(ni, &into, &fetch_md), "PtlMDBind (fetch)");
+    must_succeed(PtlMDBind(ni, &into, &fetch_md), "PtlMDBind (fetch)");
     /* Two pieces of 24 bytes: the I/O vector's payload is no contiguous region. */
     ptl_iovec_t pieces[2] = {{source + 128, 24}, {source + 192, 24}};
     ptl_md_t vector = {pieces, 2, PTL_IOVEC, eq, PTL_CT_NONE};
-    check(PtlMDBind(ni, &vector, &vector_md), "PtlMDBind (iovec)");
+    must_succeed(PtlMDBind(ni, &vector, &vector_md), "PtlMDBind (iovec)");
     memset(source, 0, sizeof source);
     knock(md, eq, peer);
 
@@ -110,39 +101,39 @@ static void initiator(ptl_handle_ni_t ni, ptl_handle_eq_t eq)
         switch (t->kind) {
         case PUT:
             for (size_t i = 0; i < t->length; ++i) source[i] = pattern(c, i);
-            check(PtlPut(md, 0, t->length, PTL_ACK_REQ, peer, 0, 0, remote, NULL, 0), "PtlPut");
+            must_succeed(PtlPut(md, 0, t->length, PTL_ACK_REQ, peer, 0, 0, remote, NULL, 0), "PtlPut");
             /* A larger payload may be read later: the program must leave it alone. */
             if (t->length <= 64) memset(source, 0xee, sizeof source);
             break;
         case PUT_IOVEC:
             for (size_t i = 0; i < t->length; ++i) source[(i < 24 ? 128 : 192 - 24) + i] = pattern(c, i);
-            check(PtlPut(vector_md, 0, t->length, PTL_ACK_REQ, peer, 0, 0, remote, NULL, 0), "PtlPut (iovec)");
+            must_succeed(PtlPut(vector_md, 0, t->length, PTL_ACK_REQ, peer, 0, 0, remote, NULL, 0), "PtlPut (iovec)");
             break;
         case ATOMIC_SUM:
             memcpy(source, &operand, sizeof operand);
-            check(PtlAtomic(md, 0, 8, PTL_ACK_REQ, peer, 0, 0, remote, NULL, 0, PTL_SUM, PTL_INT64_T), "PtlAtomic");
+            must_succeed(PtlAtomic(md, 0, 8, PTL_ACK_REQ, peer, 0, 0, remote, NULL, 0, PTL_SUM, PTL_INT64_T), "PtlAtomic");
             memset(source, 0xee, sizeof source);
             break;
         case FETCH_SUM:
             memcpy(source, &operand, sizeof operand);
-            check(PtlFetchAtomic(fetch_md, 0, md, 0, 8, peer, 0, 0, remote, NULL, 0, PTL_SUM, PTL_INT64_T),
+            must_succeed(PtlFetchAtomic(fetch_md, 0, md, 0, 8, peer, 0, 0, remote, NULL, 0, PTL_SUM, PTL_INT64_T),
                   "PtlFetchAtomic");
             memset(source, 0xee, sizeof source);
             break;
         case SWAP:
             memcpy(source, &operand, sizeof operand);
-            check(PtlSwap(fetch_md, 0, md, 0, 8, peer, 0, 0, remote, NULL, 0, NULL, PTL_SWAP, PTL_INT64_T), "PtlSwap");
+            must_succeed(PtlSwap(fetch_md, 0, md, 0, 8, peer, 0, 0, remote, NULL, 0, NULL, PTL_SWAP, PTL_INT64_T), "PtlSwap");
             memset(source, 0xee, sizeof source);
             break;
         }
         for (int e = 0; e < 2; ++e) { /* SEND, then ACK or REPLY */
             ptl_event_t event = next_event(eq);
-            expect(event.ni_fail_type == PTL_NI_OK, t->name, "an event failed");
+            CHECK_THAT(event.ni_fail_type == PTL_NI_OK, "%s: an event failed", t->name);
         }
         if (t->kind == FETCH_SUM || t->kind == SWAP) {
             int64_t old;
             memcpy(&old, fetched, sizeof old);
-            expect(old == initial_of(c), t->name, "the fetched value is not the target's before");
+            CHECK_THAT(old == initial_of(c), "%s: the fetched value is not the target's before", t->name);
         }
     }
 }
@@ -156,7 +147,7 @@ int main(void)
         target(ni, eq);
     else
         initiator(ni, eq);
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     if (failures == 0) printf("carried_payloads: rank %d: every case as expected\n", rank);
     return failures == 0 ? 0 : 1;

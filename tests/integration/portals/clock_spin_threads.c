@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 #define WAIT 1e-3
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "checks.h"
+#include "../test_checks.h"
 
 int main(void)
 {

@@ -11,7 +11,7 @@
 #include <portals4.h>
 #include <stdint.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 8
 #define WORD_PT 1

@@ -11,53 +11,46 @@
 
 #include "entries.h"
 
+#include "../test_checks.h"
+
 #define PID 44
 #define PT 0
 #define PUTS 200
-
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        int rc_ = (call);                                                                    \
-        if (rc_ != PTL_OK) {                                                                 \
-            fprintf(stderr, "cross_flood: %s failed with %d (line %d)\n", #call, rc_, __LINE__); \
-            exit(2);                                                                         \
-        }                                                                                    \
-    } while (0)
 
 int main(void)
 {
     static char target[64], source[64];
     ptl_handle_ni_t ni;
     int spawned;
-    CHECK(PMI_Init(&spawned)); /* PMI_SUCCESS is 0, as PTL_OK */
-    CHECK(PtlInit());
-    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
+    MUST_SUCCEED(PMI_Init(&spawned)); /* PMI_SUCCESS is 0, as PTL_OK */
+    MUST_SUCCEED(PtlInit());
+    MUST_SUCCEED(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
     ptl_process_t me, peer;
-    CHECK(PtlGetPhysId(ni, &me));
+    MUST_SUCCEED(PtlGetPhysId(ni, &me));
     peer.phys.nid = me.phys.nid ^ 1;
     peer.phys.pid = PID;
     ptl_handle_eq_t eq;
-    CHECK(PtlEQAlloc(ni, 4 * PUTS, &eq));
+    MUST_SUCCEED(PtlEQAlloc(ni, 4 * PUTS, &eq));
     ptl_pt_index_t pt;
-    CHECK(PtlPTAlloc(ni, 0, eq, PT, &pt));
+    MUST_SUCCEED(PtlPTAlloc(ni, 0, eq, PT, &pt));
     ptl_me_t entry = any_source_entry(target, sizeof target, PTL_CT_NONE, PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE);
     ptl_handle_me_t me_handle;
-    CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
+    MUST_SUCCEED(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
     ptl_md_t descriptor = {source, sizeof source, PTL_MD_EVENT_SEND_DISABLE, eq, PTL_CT_NONE};
     ptl_handle_md_t md;
-    CHECK(PtlMDBind(ni, &descriptor, &md));
+    MUST_SUCCEED(PtlMDBind(ni, &descriptor, &md));
 
     /* Both entries exist before either rank sends: the barrier, then time for the other's
      * append to reach its NIC. A simulated delay alone does not order them under the measured
      * CPU model, where the set-up's cost is the host's CPU time. */
-    CHECK(PMI_Barrier());
+    MUST_SUCCEED(PMI_Barrier());
     struct timespec pause = {0, 1000000};
     nanosleep(&pause, NULL);
-    for (int i = 0; i < PUTS; ++i) CHECK(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, PT, 0, 0, NULL, 0));
+    for (int i = 0; i < PUTS; ++i) MUST_SUCCEED(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, PT, 0, 0, NULL, 0));
     int acks = 0, puts = 0;
     while (acks < PUTS || puts < PUTS) {
         ptl_event_t event;
-        CHECK(PtlEQWait(eq, &event));
+        MUST_SUCCEED(PtlEQWait(eq, &event));
         if (event.ni_fail_type != PTL_NI_OK) {
             fprintf(stderr, "cross_flood: event %d failed with %d\n", event.type, event.ni_fail_type);
             return 3;
@@ -65,11 +58,11 @@ int main(void)
         if (event.type == PTL_EVENT_ACK) ++acks;
         else if (event.type == PTL_EVENT_PUT) ++puts;
     }
-    CHECK(PtlMDRelease(md));
-    CHECK(PtlMEUnlink(me_handle));
-    CHECK(PtlPTFree(ni, pt));
-    CHECK(PtlEQFree(eq));
-    CHECK(PtlNIFini(ni));
+    MUST_SUCCEED(PtlMDRelease(md));
+    MUST_SUCCEED(PtlMEUnlink(me_handle));
+    MUST_SUCCEED(PtlPTFree(ni, pt));
+    MUST_SUCCEED(PtlEQFree(eq));
+    MUST_SUCCEED(PtlNIFini(ni));
     PtlFini();
     return 0;
 }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "must_succeed.h"
+#include "../test_checks.h"
 
 #define PID 8
 #define DATA_PT 1
@@ -33,9 +33,9 @@ static void* progress(void* arg)
         ptl_ct_event_t count;
         ptl_size_t test = 1;
         unsigned int which;
-        check(PtlCTGet(idle_ct, &count), "PtlCTGet (progress)");
+        must_succeed(PtlCTGet(idle_ct, &count), "PtlCTGet (progress)");
         int rc = PtlCTPoll(&idle_ct, &test, 1, 1, &count, &which);
-        if (rc != PTL_CT_NONE_REACHED) check(rc, "PtlCTPoll (progress)");
+        if (rc != PTL_CT_NONE_REACHED) must_succeed(rc, "PtlCTPoll (progress)");
     }
     return NULL;
 }
@@ -54,18 +54,18 @@ int main(int argc, char** argv)
     ptl_pt_index_t pt;
     ptl_ct_event_t count;
 
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlCTAlloc(ni, &in_ct), "PtlCTAlloc");
-    check(PtlCTAlloc(ni, &ack_ct), "PtlCTAlloc");
-    check(PtlCTAlloc(ni, &idle_ct), "PtlCTAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
+    must_succeed(PtlCTAlloc(ni, &in_ct), "PtlCTAlloc");
+    must_succeed(PtlCTAlloc(ni, &ack_ct), "PtlCTAlloc");
+    must_succeed(PtlCTAlloc(ni, &idle_ct), "PtlCTAlloc");
     /* What the peer puts into this rank is counted on in_ct (PTL_LE_EVENT_CT_COMM). */
-    check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, rank == 1 ? DATA_PT : SEEN_PT, &pt), "PtlPTAlloc");
+    must_succeed(PtlPTAlloc(ni, 0, PTL_EQ_NONE, rank == 1 ? DATA_PT : SEEN_PT, &pt), "PtlPTAlloc");
     ptl_le_t target = {(void*)&word, sizeof word, in_ct, PTL_UID_ANY,
                        PTL_LE_OP_PUT | PTL_LE_EVENT_CT_COMM | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
-    check(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
+    must_succeed(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
     ptl_md_t desc = {rank == 0 ? &value : &seen, sizeof value, PTL_MD_EVENT_CT_ACK, PTL_EQ_NONE, ack_ct};
-    check(PtlMDBind(ni, &desc, &md), "PtlMDBind");
+    must_succeed(PtlMDBind(ni, &desc, &md), "PtlMDBind");
     ptl_process_t peer = {.phys = {(ptl_nid_t)(rank ^ 1), PID}};
     int spawned;
     if (PMI_Init(&spawned) != PMI_SUCCESS || PMI_Barrier() != PMI_SUCCESS) {  /* both entries are appended */
@@ -81,17 +81,17 @@ int main(int argc, char** argv)
     for (uint64_t i = 1; i <= rounds; ++i) {
         if (rank == 0) {
             value = i;
-            check(PtlPut(md, 0, sizeof value, PTL_CT_ACK_REQ, peer, DATA_PT, 0, 0, NULL, 0), "PtlPut");
-            check(PtlCTWait(ack_ct, i, &count), "PtlCTWait (ACK)");
+            must_succeed(PtlPut(md, 0, sizeof value, PTL_CT_ACK_REQ, peer, DATA_PT, 0, 0, NULL, 0), "PtlPut");
+            must_succeed(PtlCTWait(ack_ct, i, &count), "PtlCTWait (ACK)");
             if (count.failure) {
                 fprintf(stderr, "ct_memory_order: Put %llu failed\n", (unsigned long long)i);
                 return 1;
             }
-            check(PtlCTWait(in_ct, i, &count), "PtlCTWait (seen)");
+            must_succeed(PtlCTWait(in_ct, i, &count), "PtlCTWait (seen)");
         } else {
             /* shmem_wait_until(&word, SHMEM_CMP_EQ, i) over Portals */
             while (1) {
-                check(PtlCTGet(in_ct, &count), "PtlCTGet");
+                must_succeed(PtlCTGet(in_ct, &count), "PtlCTGet");
                 if (word == i) break;
                 if (word > i || count.success >= i) {
                     fprintf(stderr, "ct_memory_order: round %llu: counter at %llu, word %llu\n",
@@ -100,11 +100,11 @@ int main(int argc, char** argv)
                 }
                 ptl_size_t test = count.success + 1;
                 unsigned int which;
-                if (i % 2) check(PtlCTPoll(&in_ct, &test, 1, PTL_TIME_FOREVER, &count, &which), "PtlCTPoll");
-                else check(PtlCTWait(in_ct, test, &count), "PtlCTWait");
+                if (i % 2) must_succeed(PtlCTPoll(&in_ct, &test, 1, PTL_TIME_FOREVER, &count, &which), "PtlCTPoll");
+                else must_succeed(PtlCTWait(in_ct, test, &count), "PtlCTWait");
             }
             seen = i;
-            check(PtlPut(md, 0, sizeof seen, PTL_NO_ACK_REQ, peer, SEEN_PT, 0, 0, NULL, 0), "PtlPut (seen)");
+            must_succeed(PtlPut(md, 0, sizeof seen, PTL_NO_ACK_REQ, peer, SEEN_PT, 0, 0, NULL, 0), "PtlPut (seen)");
         }
     }
     if (with_progress) {

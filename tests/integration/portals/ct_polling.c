@@ -15,18 +15,11 @@
 
 #include "entries.h"
 
+#include "../test_checks.h"
+
 #define PID 43
 #define PT 0
 #define ROUNDS 5
-
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        int rc_ = (call);                                                                   \
-        if (rc_ != PTL_OK) {                                                                \
-            fprintf(stderr, "ct_polling: %s failed with %d (line %d)\n", #call, rc_, __LINE__); \
-            exit(2);                                                                        \
-        }                                                                                   \
-    } while (0)
 
 static int polling;
 
@@ -34,9 +27,9 @@ static void wait_count(ptl_handle_ct_t ct, ptl_size_t count)
 {
     ptl_ct_event_t value;
     if (!polling) {
-        CHECK(PtlCTWait(ct, count, &value));
+        MUST_SUCCEED(PtlCTWait(ct, count, &value));
     } else {
-        do CHECK(PtlCTGet(ct, &value));
+        do MUST_SUCCEED(PtlCTGet(ct, &value));
         while (value.success < count && value.failure == 0);
     }
     if (value.failure != 0) {
@@ -60,43 +53,43 @@ int main(int argc, char **argv)
     static char buffer[64];
 
     ptl_handle_ni_t ni;
-    CHECK(PtlInit());
-    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
+    MUST_SUCCEED(PtlInit());
+    MUST_SUCCEED(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
     ptl_process_t me, peer;
-    CHECK(PtlGetPhysId(ni, &me));
+    MUST_SUCCEED(PtlGetPhysId(ni, &me));
     peer.phys.nid = me.phys.nid ^ 1;
     peer.phys.pid = PID;
     ptl_pt_index_t pt;
-    CHECK(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt));
+    MUST_SUCCEED(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt));
     ptl_handle_ct_t ct;
-    CHECK(PtlCTAlloc(ni, &ct));
+    MUST_SUCCEED(PtlCTAlloc(ni, &ct));
     ptl_me_t entry = any_source_entry(buffer, sizeof buffer, ct, PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM);
     ptl_handle_me_t me_handle;
-    CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
+    MUST_SUCCEED(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
     ptl_md_t descriptor = {buffer, sizeof buffer, 0, PTL_EQ_NONE, PTL_CT_NONE};
     ptl_handle_md_t md;
-    CHECK(PtlMDBind(ni, &descriptor, &md));
+    MUST_SUCCEED(PtlMDBind(ni, &descriptor, &md));
 
     /* Both entries are appended before either rank sends: rank 0 sleeps first. */
     if (rank == 0) {
         struct timespec pause = {0, 1000000};
         nanosleep(&pause, NULL);
         for (int round = 1; round <= ROUNDS; ++round) {
-            CHECK(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, 0, NULL, 0));
+            MUST_SUCCEED(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, 0, NULL, 0));
             wait_count(ct, (ptl_size_t)round);
         }
     } else {
         for (int round = 1; round <= ROUNDS; ++round) {
             wait_count(ct, (ptl_size_t)round);
             printf("ct_polling round=%d seen_ns=%lld\n", round, now_ns());
-            CHECK(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, 0, NULL, 0));
+            MUST_SUCCEED(PtlPut(md, 0, 8, PTL_NO_ACK_REQ, peer, PT, 0, 0, NULL, 0));
         }
     }
-    CHECK(PtlMDRelease(md));
-    CHECK(PtlMEUnlink(me_handle));
-    CHECK(PtlCTFree(ct));
-    CHECK(PtlPTFree(ni, pt));
-    CHECK(PtlNIFini(ni));
+    MUST_SUCCEED(PtlMDRelease(md));
+    MUST_SUCCEED(PtlMEUnlink(me_handle));
+    MUST_SUCCEED(PtlCTFree(ct));
+    MUST_SUCCEED(PtlPTFree(ni, pt));
+    MUST_SUCCEED(PtlNIFini(ni));
     PtlFini();
     return 0;
 }

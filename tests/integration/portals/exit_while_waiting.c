@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 static void *exit_later(void *unused)
 {

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 9
 #define PT 4

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "must_succeed.h"
+#include "../test_checks.h"
 
 /* A PMI barrier of both ranks; the program stops with status 2 if it fails. */
 static void pmi_barrier_or_exit(const char* program)
@@ -28,12 +28,12 @@ static ptl_process_t fetch_add_expose(const char* program, int rank, ptl_pid_t p
 {
     ptl_pt_index_t allocated;
     ptl_handle_le_t le;
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, pid, NULL, NULL, ni), "PtlNIInit");
-    check(PtlPTAlloc(*ni, 0, PTL_EQ_NONE, pt, &allocated), "PtlPTAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, pid, NULL, NULL, ni), "PtlNIInit");
+    must_succeed(PtlPTAlloc(*ni, 0, PTL_EQ_NONE, pt, &allocated), "PtlPTAlloc");
     ptl_le_t target = {word, sizeof *word, PTL_CT_NONE, PTL_UID_ANY,
                        PTL_LE_OP_PUT | PTL_LE_OP_GET | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
-    check(PtlLEAppend(*ni, allocated, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
+    must_succeed(PtlLEAppend(*ni, allocated, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
     ptl_process_t peer;
     peer.phys.nid = (ptl_nid_t)(rank ^ 1);
     peer.phys.pid = pid;
@@ -56,21 +56,21 @@ static void fetch_add_bind(ptl_handle_ni_t ni, struct fetch_add* f)
 {
     f->one = 1;
     f->old = 0;
-    check(PtlCTAlloc(ni, &f->replies), "PtlCTAlloc");
+    must_succeed(PtlCTAlloc(ni, &f->replies), "PtlCTAlloc");
     ptl_md_t put_desc = {&f->one, sizeof f->one, PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, PTL_CT_NONE};
     ptl_md_t get_desc = {&f->old, sizeof f->old, PTL_MD_EVENT_CT_REPLY | PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE,
                          f->replies};
-    check(PtlMDBind(ni, &put_desc, &f->put_md), "PtlMDBind");
-    check(PtlMDBind(ni, &get_desc, &f->get_md), "PtlMDBind");
+    must_succeed(PtlMDBind(ni, &put_desc, &f->put_md), "PtlMDBind");
+    must_succeed(PtlMDBind(ni, &get_desc, &f->get_md), "PtlMDBind");
 }
 
 /* The `round`-th fetch-add (from 1): waits for its reply; false if it failed. */
 static int fetch_add_round(struct fetch_add* f, ptl_process_t peer, ptl_pt_index_t pt, ptl_size_t round)
 {
     ptl_ct_event_t count;
-    check(PtlFetchAtomic(f->get_md, 0, f->put_md, 0, sizeof f->one, peer, pt, 0, 0, NULL, 0, PTL_SUM, PTL_UINT64_T),
+    must_succeed(PtlFetchAtomic(f->get_md, 0, f->put_md, 0, sizeof f->one, peer, pt, 0, 0, NULL, 0, PTL_SUM, PTL_UINT64_T),
           "PtlFetchAtomic");
-    check(PtlCTWait(f->replies, round, &count), "PtlCTWait");
+    must_succeed(PtlCTWait(f->replies, round, &count), "PtlCTWait");
     return count.failure == 0;
 }
 

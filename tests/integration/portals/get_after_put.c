@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     } else {
         ptl_md_t plain = {buffer, BUFFER, 0, eq, PTL_CT_NONE};
         ptl_handle_md_t md;
-        check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &plain, &md), "PtlMDBind");
         knock(md, eq, peer);
         struct timespec quiet = {0, 1000000};
         for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
             nanosleep(&quiet, NULL); /* let the previous case drain completely */
             if (c->put_first) {
                 step(c->name, "put_call", now());
-                check(PtlPut(md, 0, LARGE, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
+                must_succeed(PtlPut(md, 0, LARGE, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
                 for (int e = 0; e < 2; ++e) {
                     ptl_event_t event = next_event(eq);
                     if (event.ni_fail_type != PTL_NI_OK) {
@@ -69,13 +69,13 @@ int main(int argc, char **argv)
                 }
             }
             step(c->name, "call", now());
-            check(PtlGet(md, LARGE, c->get_size, peer, 0, 0, 0, NULL), "PtlGet");
+            must_succeed(PtlGet(md, LARGE, c->get_size, peer, 0, 0, 0, NULL), "PtlGet");
             step(c->name, "return", now());
             ptl_event_t event = next_event(eq);
             step(c->name, event_name(event.type), now());
         }
     }
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     free(buffer);
     return 0;

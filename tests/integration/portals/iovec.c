@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 int main(void)
 {

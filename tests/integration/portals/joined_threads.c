@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "fetch_add.h"
-#include "must_succeed.h"
+#include "../test_checks.h"
 
 #define PID 48
 #define PT 0

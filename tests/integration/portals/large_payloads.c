@@ -24,7 +24,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "checks.h"
+#include "../test_checks.h"
 #include "timeline_steps.h"
 
 #define PID 23
@@ -64,13 +64,13 @@ static void append(void *start, ptl_size_t length, unsigned options, ptl_match_b
                    PTL_ME_OP_PUT | PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE | options,
                    {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, bits, 0, 0};
     ptl_handle_me_t handle;
-    check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
+    must_succeed(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
 }
 
 static ptl_event_t any_event(void)
 {
     ptl_event_t event;
-    check(PtlEQWait(eq, &event), "PtlEQWait");
+    must_succeed(PtlEQWait(eq, &event), "PtlEQWait");
     return event;
 }
 
@@ -97,16 +97,16 @@ static _Noreturn void target_dies(int rank, ptl_process_t peer)
         pthread_t thread;
         pthread_create(&thread, NULL, kill_on_arrival, buffer);
         ptl_pt_index_t pt;
-        check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
+        must_succeed(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
         append(buffer, DYING, 0, 0);
         for (;;) any_event();
     }
     memset(buffer, 0xab, DYING);
     ptl_md_t plain = {buffer, DYING, 0, eq, PTL_CT_NONE};
     ptl_handle_md_t md;
-    check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+    must_succeed(PtlMDBind(ni, &plain, &md), "PtlMDBind");
     knock(md, eq, peer);
-    check(PtlPut(md, 0, DYING - DYING_OFFSET, PTL_ACK_REQ, peer, 0, 0, DYING_OFFSET, NULL, 0), "PtlPut");
+    must_succeed(PtlPut(md, 0, DYING - DYING_OFFSET, PTL_ACK_REQ, peer, 0, 0, DYING_OFFSET, NULL, 0), "PtlPut");
     for (;;) any_event(); /* the run ends when rank 1 dies */
 }
 
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
                                  {pieces + MIB / 2 + 48, MIB / 4},
                                  {pieces + 3 * MIB / 4 + 64, VECTOR_BYTES - 3 * MIB / 4}};
         ptl_pt_index_t pt;
-        check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
+        must_succeed(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
         append(read_only, READ_ONLY, 0, 2);
         append(vector, 3, PTL_IOVEC, 1);
         append(buffer, PLAIN, 0, 0);
@@ -151,28 +151,28 @@ int main(int argc, char **argv)
         fill(buffer, PLAIN, 0, 0);
         ptl_md_t plain = {buffer, PLAIN, 0, eq, PTL_CT_NONE};
         ptl_handle_md_t md;
-        check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &plain, &md), "PtlMDBind");
         knock(md, eq, peer);
         for (size_t p = 0; p < sizeof large_puts / sizeof *large_puts; ++p) {
-            check(PtlPut(md, large_puts[p][0], large_puts[p][2], PTL_ACK_REQ, peer, 0, 0, large_puts[p][1], NULL, 0), "PtlPut");
+            must_succeed(PtlPut(md, large_puts[p][0], large_puts[p][2], PTL_ACK_REQ, peer, 0, 0, large_puts[p][1], NULL, 0), "PtlPut");
             ptl_event_t event;
             do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
             CHECK(event.ni_fail_type == PTL_NI_OK && event.mlength == large_puts[p][2]);
         }
-        check(PtlPut(md, 0, VECTOR_BYTES, PTL_ACK_REQ, peer, 0, 1, 0, NULL, 0), "PtlPut");
+        must_succeed(PtlPut(md, 0, VECTOR_BYTES, PTL_ACK_REQ, peer, 0, 1, 0, NULL, 0), "PtlPut");
         ptl_event_t event;
         do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
-        check(PtlPut(md, 0, MIB / 2, PTL_ACK_REQ, peer, 0, 2, 0, NULL, 0), "PtlPut");
+        must_succeed(PtlPut(md, 0, MIB / 2, PTL_ACK_REQ, peer, 0, 2, 0, NULL, 0), "PtlPut");
         do event = any_event(); while (event.type != PTL_EVENT_ACK);
         CHECK(event.ni_fail_type == PTL_NI_SEGV);
-        check(PtlGet(md, 2 * MIB + 1, GET_BYTES, peer, 0, 0, UPPER + 3, NULL), "PtlGet");
+        must_succeed(PtlGet(md, 2 * MIB + 1, GET_BYTES, peer, 0, 0, UPPER + 3, NULL), "PtlGet");
         do event = next_event(eq); while (event.type != PTL_EVENT_REPLY);
         CHECK(event.mlength == GET_BYTES);
         CHECK(same(buffer + 2 * MIB + 1, GET_BYTES, UPPER + 3, 1));
-        check(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
+        must_succeed(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
         do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
     }
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     return failures != 0;
 }

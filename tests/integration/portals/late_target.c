@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 9
 #define PT 3

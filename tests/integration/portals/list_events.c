@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "checks.h"
+#include "../test_checks.h"
 
 static ptl_handle_eq_t target_eq, initiator_eq;
 static ptl_handle_md_t md;

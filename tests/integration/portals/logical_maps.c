@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PRIORITY_PT 1  /* the entries reserved to L (first) and to P */
 #define OVERFLOW_PT 2  /* an overflow entry only, until the program appends one */

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 enum { PT = 4, PID = 7, FLAG_BITS = 1, READY_BITS = 2, VALUES = 3 };
 

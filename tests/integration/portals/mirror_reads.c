@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 44
 #define PT_COUNTED 0

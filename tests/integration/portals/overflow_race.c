@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 21
 #define ROUNDS 400

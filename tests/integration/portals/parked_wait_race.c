@@ -16,7 +16,7 @@
 #include <stdio.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 47
 #define PT 0

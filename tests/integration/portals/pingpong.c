@@ -16,6 +16,8 @@
 
 #include "entries.h"
 
+#include "../test_checks.h"
+
 #define MAX_SIZE (1 << 20)
 #define PID 42
 #define PT 0
@@ -26,15 +28,6 @@ static ptl_handle_eq_t eq;
 static ptl_handle_md_t md;
 static unsigned char *send_buffer, *recv_buffer;
 static ptl_process_t peer;
-
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        int rc_ = (call);                                                            \
-        if (rc_ != PTL_OK) {                                                         \
-            fprintf(stderr, "pingpong: %s failed with %d (line %d)\n", #call, rc_, __LINE__); \
-            exit(2);                                                                 \
-        }                                                                            \
-    } while (0)
 
 static double now_ns(void)
 {
@@ -51,14 +44,14 @@ static void next_event(ptl_event_t *event)
     unsigned int which;
     int rc;
     switch (waiting) {
-    case WAIT: CHECK(PtlEQWait(eq, event)); return;
+    case WAIT: MUST_SUCCEED(PtlEQWait(eq, event)); return;
     case POLL_GET:
         while ((rc = PtlEQGet(eq, event)) == PTL_EQ_EMPTY) {}
-        CHECK(rc);
+        MUST_SUCCEED(rc);
         return;
     case POLL_EQPOLL:
         while ((rc = PtlEQPoll(&eq, 1, 0, event, &which)) == PTL_EQ_EMPTY) {}
-        CHECK(rc);
+        MUST_SUCCEED(rc);
         return;
     }
 }
@@ -93,7 +86,7 @@ static void check_received(size_t size, int iteration)
 
 static void put(size_t size, ptl_ack_req_t ack)
 {
-    CHECK(PtlPut(md, 0, size, ack, peer, PT, 0, 0, NULL, 0));
+    MUST_SUCCEED(PtlPut(md, 0, size, ack, peer, PT, 0, 0, NULL, 0));
 }
 
 int main(int argc, char **argv)
@@ -105,21 +98,21 @@ int main(int argc, char **argv)
     send_buffer = malloc(MAX_SIZE);
     recv_buffer = malloc(MAX_SIZE);
 
-    CHECK(PtlInit());
-    CHECK(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
+    MUST_SUCCEED(PtlInit());
+    MUST_SUCCEED(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni));
     ptl_process_t me;
-    CHECK(PtlGetPhysId(ni, &me));
+    MUST_SUCCEED(PtlGetPhysId(ni, &me));
     peer.phys.nid = me.phys.nid ^ 1;
     peer.phys.pid = PID;
-    CHECK(PtlEQAlloc(ni, 64, &eq));
+    MUST_SUCCEED(PtlEQAlloc(ni, 64, &eq));
     ptl_pt_index_t pt;
-    CHECK(PtlPTAlloc(ni, 0, eq, PT, &pt));
+    MUST_SUCCEED(PtlPTAlloc(ni, 0, eq, PT, &pt));
     ptl_me_t entry = any_source_entry(recv_buffer, MAX_SIZE, PTL_CT_NONE, PTL_ME_OP_PUT);
     ptl_handle_me_t me_handle;
-    CHECK(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
+    MUST_SUCCEED(PtlMEAppend(ni, PT, &entry, PTL_PRIORITY_LIST, NULL, &me_handle));
     wait_for(PTL_EVENT_LINK);
     ptl_md_t descriptor = {send_buffer, MAX_SIZE, 0, eq, PTL_CT_NONE};
-    CHECK(PtlMDBind(ni, &descriptor, &md));
+    MUST_SUCCEED(PtlMDBind(ni, &descriptor, &md));
 
     /* Handshake: rank 0 knocks until rank 1's entry is there (an unmatched put is
      * acknowledged with PTL_NI_DROPPED); rank 1 answers once. */
@@ -138,9 +131,9 @@ int main(int argc, char **argv)
     }
 
     /* From here on the MD has no EQ: no SEND event to drain, only PUT events. */
-    CHECK(PtlMDRelease(md));
+    MUST_SUCCEED(PtlMDRelease(md));
     descriptor.eq_handle = PTL_EQ_NONE;
-    CHECK(PtlMDBind(ni, &descriptor, &md));
+    MUST_SUCCEED(PtlMDBind(ni, &descriptor, &md));
 
     for (size_t size = 8; size <= MAX_SIZE; size *= 2) {
         double start = now_ns();
@@ -165,11 +158,11 @@ int main(int argc, char **argv)
         double one_way = (now_ns() - start) / (2.0 * ITERATIONS);
         if (rank == 0) printf("pingpong size=%zu iterations=%d one_way_ns=%.3f\n", size, ITERATIONS, one_way);
     }
-    CHECK(PtlMDRelease(md));
-    CHECK(PtlMEUnlink(me_handle));
-    CHECK(PtlPTFree(ni, pt));
-    CHECK(PtlEQFree(eq));
-    CHECK(PtlNIFini(ni));
+    MUST_SUCCEED(PtlMDRelease(md));
+    MUST_SUCCEED(PtlMEUnlink(me_handle));
+    MUST_SUCCEED(PtlPTFree(ni, pt));
+    MUST_SUCCEED(PtlEQFree(eq));
+    MUST_SUCCEED(PtlNIFini(ni));
     PtlFini();
     free(send_buffer);
     free(recv_buffer);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 static ptl_handle_eq_t eq;
 static ptl_event_t wait_event(ptl_event_kind_t kind)

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 enum { PID = 9, PT_FULL = 1, PT_SPARE = 2, PT_STREAM = 3, LIST = 6, ENTRIES = 12, MESSAGES = 200, AHEAD = 4 };
 

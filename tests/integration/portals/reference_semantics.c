@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checks.h"
+#include "../test_checks.h"
 
 #define PID 8
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 static ptl_handle_eq_t eq;
 static ptl_event_t wait_event(ptl_event_kind_t kind)

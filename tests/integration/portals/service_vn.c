@@ -19,39 +19,39 @@ int main(void)
     ptl_handle_ni_t ni;
     ptl_handle_eq_t eq;
     ptl_handle_ct_t ct;
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID + rank % 2, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlEQAlloc(ni, 64, &eq), "PtlEQAlloc");
-    check(PtlCTAlloc(ni, &ct), "PtlCTAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID + rank % 2, NULL, NULL, &ni), "PtlNIInit");
+    must_succeed(PtlEQAlloc(ni, 64, &eq), "PtlEQAlloc");
+    must_succeed(PtlCTAlloc(ni, &ct), "PtlCTAlloc");
     ptl_ct_event_t count;
     if (rank >= 2) { /* sinks: rank 2 takes the flood, rank 3 the probe */
         ptl_pt_index_t pt;
-        check(PtlPTAlloc(ni, 0, eq, PT, &pt), "PtlPTAlloc"); /* PUT events: timings as in a ping-pong */
+        must_succeed(PtlPTAlloc(ni, 0, eq, PT, &pt), "PtlPTAlloc"); /* PUT events: timings as in a ping-pong */
         ptl_me_t me = {buffer, LARGE, ct, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_EVENT_CT_COMM,
                        {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
         ptl_handle_me_t handle;
-        check(PtlMEAppend(ni, PT, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
-        check(PtlCTWait(ct, rank == 2 ? FLOOD : 1, &count), "PtlCTWait");
+        must_succeed(PtlMEAppend(ni, PT, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
+        must_succeed(PtlCTWait(ct, rank == 2 ? FLOOD : 1, &count), "PtlCTWait");
     } else {
         ptl_md_t desc = {buffer, LARGE, 0, eq, PTL_CT_NONE};
         ptl_handle_md_t md;
-        check(PtlMDBind(ni, &desc, &md), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &desc, &md), "PtlMDBind");
         usleep(100); /* simulated: the sinks' entries are in place */
         ptl_process_t sink = {.phys = {1, PID + rank}}; /* rank 0 -> rank 2, rank 1 -> rank 3 */
         if (rank == 0) {
-            for (int i = 0; i < FLOOD; ++i) check(PtlPut(md, 0, LARGE, PTL_ACK_REQ, sink, PT, 0, 0, NULL, 0), "PtlPut");
+            for (int i = 0; i < FLOOD; ++i) must_succeed(PtlPut(md, 0, LARGE, PTL_ACK_REQ, sink, PT, 0, 0, NULL, 0), "PtlPut");
             for (int acks = 0; acks < FLOOD;)
                 if (next_event(eq).type == PTL_EVENT_ACK) ++acks;
         } else {
             usleep(2); /* the flood is queued */
             long long call = now();
-            check(PtlPut(md, 0, 8, PTL_ACK_REQ, sink, PT, 0, 0, NULL, 0), "PtlPut");
+            must_succeed(PtlPut(md, 0, 8, PTL_ACK_REQ, sink, PT, 0, 0, NULL, 0), "PtlPut");
             ptl_event_t event;
             do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
             printf("probe_ack_ns=%lld\n", now() - call);
         }
     }
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     return 0;
 }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "must_succeed.h"
+#include "../test_checks.h"
 
 #define PID 49
 #define PT 0
@@ -33,14 +33,14 @@ int main(int argc, char** argv)
         fprintf(stderr, "spin_ring: PMI failed\n");
         return 2;
     }
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), "PtlPTAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_NO_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
+    must_succeed(PtlPTAlloc(ni, 0, PTL_EQ_NONE, PT, &pt), "PtlPTAlloc");
     ptl_le_t target = {(void*)&word, sizeof word, PTL_CT_NONE, PTL_UID_ANY,
                        PTL_LE_OP_PUT | PTL_LE_EVENT_COMM_DISABLE | PTL_LE_EVENT_LINK_DISABLE};
-    check(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
+    must_succeed(PtlLEAppend(ni, pt, &target, PTL_PRIORITY_LIST, NULL, &le), "PtlLEAppend");
     ptl_md_t desc = {&value, sizeof value, PTL_MD_EVENT_SUCCESS_DISABLE, PTL_EQ_NONE, PTL_CT_NONE};
-    check(PtlMDBind(ni, &desc, &md), "PtlMDBind");
+    must_succeed(PtlMDBind(ni, &desc, &md), "PtlMDBind");
     ptl_process_t next = {.phys = {(ptl_nid_t)((rank + 1) % size), PID}};
     if (PMI_Barrier() != PMI_SUCCESS) {  /* every entry is appended */
         fprintf(stderr, "spin_ring: PMI barrier failed\n");
@@ -51,7 +51,7 @@ int main(int argc, char** argv)
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (long i = 1; i <= rounds; ++i) {
         value = (uint64_t)i;
-        check(PtlPut(md, 0, sizeof value, PTL_NO_ACK_REQ, next, PT, 0, 0, NULL, 0), "PtlPut");
+        must_succeed(PtlPut(md, 0, sizeof value, PTL_NO_ACK_REQ, next, PT, 0, 0, NULL, 0), "PtlPut");
         while (word < (uint64_t)i) {
         }
     }

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 48
 #define PT 0
@@ -40,7 +40,7 @@ static void fail(const char *what, int rc)
     __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 }
 
-#define CHECK(call)                                 \
+#define CHECK_ON_ANY_THREAD(call)                   \
     do {                                            \
         int rc_ = (call);                           \
         if (rc_ != PTL_OK) fail(#call, rc_);        \
@@ -58,7 +58,7 @@ static ptl_handle_md_t bind(void *start, ptl_size_t length, unsigned int options
 static uint64_t count_of(ptl_handle_ct_t ct)
 {
     ptl_ct_event_t event;
-    CHECK(PtlCTGet(ct, &event));
+    CHECK_ON_ANY_THREAD(PtlCTGet(ct, &event));
     return event.success;
 }
 
@@ -83,16 +83,16 @@ static void *work(void *arg)
 {
     struct worker *w = arg;
     for (uint64_t i = 1; i <= ROUNDS && !__atomic_load_n(&failed, __ATOMIC_RELAXED); ++i) {
-        CHECK(PtlPut(w->md, 0, sizeof w->source, PTL_CT_ACK_REQ, self, PT, 0, 0, NULL, 0));
+        CHECK_ON_ANY_THREAD(PtlPut(w->md, 0, sizeof w->source, PTL_CT_ACK_REQ, self, PT, 0, 0, NULL, 0));
         ptl_ct_event_t test = {i, 0}, event;
         unsigned int which;
-        CHECK(PtlCTPoll(&w->acks, &test.success, 1, 10000, &event, &which));
+        CHECK_ON_ANY_THREAD(PtlCTPoll(&w->acks, &test.success, 1, 10000, &event, &which));
         if (event.success < i) fail("PtlCTPoll for an ACK: too few", (int)event.success);
         /* The put's SEND event: its queue has one whenever the poll looks. */
         ptl_event_t sent;
-        CHECK(PtlEQPoll(&w->eq, 1, 10000, &sent, &which));
+        CHECK_ON_ANY_THREAD(PtlEQPoll(&w->eq, 1, 10000, &sent, &which));
         if (sent.type != PTL_EVENT_SEND) fail("PtlEQPoll: not a SEND", (int)sent.type);
-        CHECK(PtlCTInc(pulses, (ptl_ct_event_t){1, 0}));
+        CHECK_ON_ANY_THREAD(PtlCTInc(pulses, (ptl_ct_event_t){1, 0}));
         (void)count_of(pulses);
     }
     return NULL;
@@ -120,11 +120,11 @@ static void calls_and_waits_of_five_threads(void)
     /* The simulated thread: a put and a wait for its ACK, then a wait for the workers'
      * increments so far, each parked as soon as a worker asks for the channel. */
     for (uint64_t i = 1; i <= ROUNDS && !__atomic_load_n(&failed, __ATOMIC_RELAXED); ++i) {
-        CHECK(PtlPut(main_md, 0, sizeof main_source, PTL_CT_ACK_REQ, self, PT, 0, 0, NULL, 0));
+        CHECK_ON_ANY_THREAD(PtlPut(main_md, 0, sizeof main_source, PTL_CT_ACK_REQ, self, PT, 0, 0, NULL, 0));
         ptl_ct_event_t event;
-        CHECK(PtlCTWait(main_acks, i, &event));
+        CHECK_ON_ANY_THREAD(PtlCTWait(main_acks, i, &event));
         if (event.success < i) fail("PtlCTWait for an ACK: too few", (int)event.success);
-        CHECK(PtlCTWait(pulses, i, &event));
+        CHECK_ON_ANY_THREAD(PtlCTWait(pulses, i, &event));
     }
     for (int i = 0; i < WORKERS; ++i) pthread_join(threads[i], NULL);
     expect(!failed, "1. every call and wait of five threads at once returned PTL_OK with its count or event");
@@ -179,18 +179,18 @@ static void *release(void *arg)
     static uint64_t source = 3;
     ptl_handle_md_t md = bind(&source, sizeof source, PTL_MD_EVENT_CT_ACK, PTL_EQ_NONE, acks);
     for (uint64_t i = 1; i <= 20; ++i) {
-        CHECK(PtlPut(md, 0, sizeof source, PTL_CT_ACK_REQ, self, PT, 0, 0, NULL, 0));
+        CHECK_ON_ANY_THREAD(PtlPut(md, 0, sizeof source, PTL_CT_ACK_REQ, self, PT, 0, 0, NULL, 0));
         ptl_ct_event_t event;
-        CHECK(PtlCTWait(acks, i, &event));
+        CHECK_ON_ANY_THREAD(PtlCTWait(acks, i, &event));
     }
     expect(__atomic_load_n(&returned, __ATOMIC_ACQUIRE) == 0,
            "2. another thread makes calls and waits while 12 threads are blocked in Portals waits");
     for (int i = 0; i < WAITERS; ++i) {
         struct waiter *w = &waiters[i];
         if (w->kind == CT_WAIT || w->kind == CT_POLL)
-            CHECK(PtlCTInc(w->ct, (ptl_ct_event_t){1, 0}));
+            CHECK_ON_ANY_THREAD(PtlCTInc(w->ct, (ptl_ct_event_t){1, 0}));
         else
-            CHECK(PtlPut(w->md, 0, sizeof w->source, PTL_NO_ACK_REQ, self, PT, 0, 0, (void *)(uintptr_t)(100 + i), 0));
+            CHECK_ON_ANY_THREAD(PtlPut(w->md, 0, sizeof w->source, PTL_NO_ACK_REQ, self, PT, 0, 0, (void *)(uintptr_t)(100 + i), 0));
     }
     EXPECT_RC(PtlMDRelease(md), PTL_OK);
     return NULL;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 static ptl_handle_ct_t ct;
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "must_succeed.h"
+#include "../test_checks.h"
 
 static ptl_handle_ni_t ni;
 static ptl_handle_ct_t counter;
@@ -28,7 +28,7 @@ static void* compute_then_count(void* unused)
     struct timespec start;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
     while (elapsed_ns(&start, CLOCK_THREAD_CPUTIME_ID) < 100000000L) continue;
-    check(PtlCTInc(counter, (ptl_ct_event_t){1, 0}), "PtlCTInc");
+    must_succeed(PtlCTInc(counter, (ptl_ct_event_t){1, 0}), "PtlCTInc");
     return NULL;
 }
 
@@ -37,7 +37,7 @@ static void* sleep_then_count(void* unused)
     (void)unused;
     struct timespec delay = {0, 100000000L};
     nanosleep(&delay, NULL);  /* another thread's sleep: real time */
-    check(PtlCTInc(counter, (ptl_ct_event_t){1, 0}), "PtlCTInc");
+    must_succeed(PtlCTInc(counter, (ptl_ct_event_t){1, 0}), "PtlCTInc");
     return NULL;
 }
 
@@ -53,9 +53,9 @@ static int wait_for(void* (*thread_main)(void*), ptl_size_t count)
 
 int main(void)
 {
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, 9, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlCTAlloc(ni, &counter), "PtlCTAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, 9, NULL, NULL, &ni), "PtlNIInit");
+    must_succeed(PtlCTAlloc(ni, &counter), "PtlCTAlloc");
     int computed = wait_for(compute_then_count, 1);
     printf("thread_starts: a new thread's count after computing: %s\n", computed ? "ok" : "FAILED");
     int slept = wait_for(sleep_then_count, 2);

@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 46
 #define PT 0

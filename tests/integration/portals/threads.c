@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "entries.h"
-#include "expect.h"
+#include "../test_checks.h"
 
 #define PID 45
 #define PT 0
@@ -23,7 +23,6 @@
 
 static ptl_handle_ni_t ni;
 static ptl_process_t peer;
-static int failures;
 
 static void failed(uint64_t thread, const char *what, int rc)
 {

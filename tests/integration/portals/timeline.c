@@ -49,8 +49,8 @@ int main(int argc, char **argv)
         ptl_md_t plain = {buffer, BUFFER, 0, eq, PTL_CT_NONE};
         ptl_md_t vol = {buffer, BUFFER, PTL_MD_VOLATILE, eq, PTL_CT_NONE};
         ptl_handle_md_t md, md_volatile;
-        check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
-        check(PtlMDBind(ni, &vol, &md_volatile), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &vol, &md_volatile), "PtlMDBind");
         knock(md, eq, peer);
         struct timespec quiet = {0, 1000000};
         for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
@@ -67,17 +67,17 @@ int main(int argc, char **argv)
             long long t0 = now();
             step(c->name, "call", t0);
             switch (c->kind) {
-            case PUT: check(PtlPut(which, 0, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut"); break;
-            case GET: check(PtlGet(which, 0, c->size, peer, 0, 0, 0, NULL), "PtlGet"); break;
+            case PUT: must_succeed(PtlPut(which, 0, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut"); break;
+            case GET: must_succeed(PtlGet(which, 0, c->size, peer, 0, 0, 0, NULL), "PtlGet"); break;
             case ATOMIC:
-                check(PtlAtomic(which, 64, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T), "PtlAtomic");
+                must_succeed(PtlAtomic(which, 64, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T), "PtlAtomic");
                 break;
             case FETCH: /* 5 + 5 = 10, fetching the 5 */
-                check(PtlFetchAtomic(which, 128, which, 64, c->size, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T),
+                must_succeed(PtlFetchAtomic(which, 128, which, 64, c->size, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T),
                       "PtlFetchAtomic");
                 break;
             case SWAP: /* the target holds 10, not 5: nothing swapped, 10 fetched */
-                check(PtlSwap(which, 136, which, 64, c->size, peer, 0, 0, 0, NULL, 0, &compare, PTL_CSWAP, PTL_INT64_T),
+                must_succeed(PtlSwap(which, 136, which, 64, c->size, peer, 0, 0, 0, NULL, 0, &compare, PTL_CSWAP, PTL_INT64_T),
                       "PtlSwap");
                 break;
             }
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         memcpy(&swapped, buffer + 136, sizeof swapped);
         printf("fetched=%lld swap_fetched=%lld\n", (long long)fetched, (long long)swapped);
     }
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     return 0;
 }

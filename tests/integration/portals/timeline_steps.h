@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../test_checks.h"
+
 static inline long long now(void)
 {
     struct timespec ts;
@@ -19,20 +21,12 @@ static inline long long now(void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static inline void check(int rc, const char *what)
-{
-    if (rc != PTL_OK) {
-        fprintf(stderr, "%s: %s failed: %d\n", program_invocation_short_name, what, rc);
-        exit(2);
-    }
-}
-
 /* The next event of `eq`; a failed one (but an ACK, which may carry a refusal the
  * program looks at) ends the program. */
 static inline ptl_event_t next_event(ptl_handle_eq_t eq)
 {
     ptl_event_t event;
-    check(PtlEQWait(eq, &event), "PtlEQWait");
+    must_succeed(PtlEQWait(eq, &event), "PtlEQWait");
     if (event.ni_fail_type != PTL_NI_OK && event.type != PTL_EVENT_ACK) {
         fprintf(stderr, "%s: event %d failed: %d\n", program_invocation_short_name, event.type, event.ni_fail_type);
         exit(3);
@@ -65,9 +59,9 @@ static inline const char *event_name(ptl_event_kind_t kind)
 static inline int start(ptl_pid_t pid, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
 {
     int rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, pid, NULL, NULL, ni), "PtlNIInit");
-    check(PtlEQAlloc(*ni, 256, eq), "PtlEQAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, pid, NULL, NULL, ni), "PtlNIInit");
+    must_succeed(PtlEQAlloc(*ni, 256, eq), "PtlEQAlloc");
     return rank;
 }
 
@@ -77,11 +71,11 @@ static inline int start(ptl_pid_t pid, ptl_handle_ni_t *ni, ptl_handle_eq_t *eq)
 static inline void expose_entry(ptl_handle_ni_t ni, ptl_handle_eq_t eq, void *buffer, ptl_size_t length)
 {
     ptl_pt_index_t pt;
-    check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
+    must_succeed(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
     ptl_me_t me = {buffer, length, PTL_CT_NONE, PTL_UID_ANY, PTL_ME_OP_PUT | PTL_ME_OP_GET | PTL_ME_EVENT_LINK_DISABLE,
                    {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
     ptl_handle_me_t handle;
-    check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
+    must_succeed(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
     next_event(eq); /* the knock */
 }
 
@@ -90,7 +84,7 @@ static inline void expose_entry(ptl_handle_ni_t ni, ptl_handle_eq_t eq, void *bu
 static inline void knock(ptl_handle_md_t md, ptl_handle_eq_t eq, ptl_process_t peer)
 {
     for (;;) {
-        check(PtlPut(md, 0, 1, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
+        must_succeed(PtlPut(md, 0, 1, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
         ptl_event_t event;
         do event = next_event(eq); while (event.type != PTL_EVENT_ACK);
         if (event.ni_fail_type == PTL_NI_OK) return;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 static long long now_ns(void)
 {

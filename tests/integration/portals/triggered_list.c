@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
+#include "../test_checks.h"
 
 enum { PT = 4, PID = 6, READY_BITS = 1, E_BITS = 7, F_BITS = 9 };
 

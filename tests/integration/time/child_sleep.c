@@ -16,18 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
-
-static double host_uptime(void)
-{
-    double up = -1.0;
-    FILE* f = fopen("/proc/uptime", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &up) != 1) up = -1.0;
-        fclose(f);
-    }
-    return up;
-}
+#include "../test_checks.h"
 
 static void expect_exit0(const char* what, int status)
 {

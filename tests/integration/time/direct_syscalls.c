@@ -18,7 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures = 0;
+#include "../test_checks.h"
+
 static long long slack_ns;
 
 #define NS 1000000000LL
@@ -38,17 +39,6 @@ static long long libc_ns(clockid_t clock)
     struct timespec ts;
     clock_gettime(clock, &ts);
     return (long long)ts.tv_sec * NS + ts.tv_nsec;
-}
-
-static double host_uptime(void)
-{
-    double up = -1.0;
-    FILE* f = fopen("/proc/uptime", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &up) != 1) up = -1.0;
-        fclose(f);
-    }
-    return up;
 }
 
 static void expect_delta(const char* what, long long got, long long expected)

@@ -13,16 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double host_uptime(void)
-{
-    double up = -1.0;
-    FILE* f = fopen("/proc/uptime", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &up) != 1) up = -1.0;
-        fclose(f);
-    }
-    return up;
-}
+#include "../test_checks.h"
 
 int main(int argc, char** argv)
 {

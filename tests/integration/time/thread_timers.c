@@ -22,30 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../test_checks.h"
+
 #define NS 1000000000LL
 #define WAIT_NS 300000000LL /* each timer: 300 ms */
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                  \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "thread_timers: " __VA_ARGS__); \
-            fputc('\n', stderr);                           \
-            ++failures;                                    \
-        }                                                  \
-    } while (0)
-
-static double host_uptime(void)
-{
-    double up = -1.0;
-    FILE* f = fopen("/proc/uptime", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &up) != 1) up = -1.0;
-        fclose(f);
-    }
-    return up;
-}
 
 static long long now_ns(clockid_t clock)
 {
@@ -171,8 +151,8 @@ int main(int argc, char** argv)
     long long armed;
     double took = run_timer(&armed);
     printf("timer armed at start: fired after %.2f s of real time\n", took);
-    EXPECT(took >= 0.2 && took < 2.0, "a %lld ms timer fired after %.3f s of real time", WAIT_NS / 1000000, took);
-    EXPECT(thread_clock_at_wake >= armed && thread_clock_at_wake - armed < NS,
+    CHECK_THAT(took >= 0.2 && took < 2.0, "a %lld ms timer fired after %.3f s of real time", WAIT_NS / 1000000, took);
+    CHECK_THAT(thread_clock_at_wake >= armed && thread_clock_at_wake - armed < NS,
            "the other thread's clock (%lld ns) is not the main thread's (%lld ns) at the wake-up",
            thread_clock_at_wake, armed);
 
@@ -180,10 +160,10 @@ int main(int argc, char** argv)
      * moved with the main thread's. */
     double up0 = host_uptime();
     sleep(5);
-    EXPECT(host_uptime() - up0 < 2.5, "the simulated sleep took %.2f s of real time", host_uptime() - up0);
+    CHECK_THAT(host_uptime() - up0 < 2.5, "the simulated sleep took %.2f s of real time", host_uptime() - up0);
     took = run_timer(&armed);
     printf("timer armed after a 5 s sleep: fired after %.2f s of real time\n", took);
-    EXPECT(took >= 0.2 && took < 2.0, "a %lld ms timer fired after %.3f s of real time", WAIT_NS / 1000000, took);
+    CHECK_THAT(took >= 0.2 && took < 2.0, "a %lld ms timer fired after %.3f s of real time", WAIT_NS / 1000000, took);
 
     /* 3. A CLOCK_REALTIME deadline for pthread_cond_timedwait on another thread. */
     struct waiter w = {.cond = PTHREAD_COND_INITIALIZER};
@@ -193,15 +173,15 @@ int main(int argc, char** argv)
     pthread_join(waiter_thread, NULL);
     printf("pthread_cond_timedwait on another thread: %s after %.2f s of real time\n",
            w.rc == ETIMEDOUT ? "timed out" : strerror(w.rc), w.took);
-    EXPECT(w.rc == ETIMEDOUT, "pthread_cond_timedwait returned %d", w.rc);
-    EXPECT(w.took >= 0.2 && w.took < 2.0, "pthread_cond_timedwait took %.3f s of real time", w.took);
+    CHECK_THAT(w.rc == ETIMEDOUT, "pthread_cond_timedwait returned %d", w.rc);
+    CHECK_THAT(w.took >= 0.2 && w.took < 2.0, "pthread_cond_timedwait took %.3f s of real time", w.took);
 
     /* 4. A direct clock syscall of another thread agrees with its libc clock. */
     long long difference = 0;
     pthread_t raw_thread;
     pthread_create(&raw_thread, NULL, raw_minus_libc, &difference);
     pthread_join(raw_thread, NULL);
-    EXPECT(difference >= 0 && difference < NS / 10,
+    CHECK_THAT(difference >= 0 && difference < NS / 10,
            "on another thread, a direct clock syscall is %lld ns away from the libc clock", difference);
 
     pthread_mutex_lock(&lock);
@@ -217,8 +197,8 @@ int main(int argc, char** argv)
     long long moved = now_ns(CLOCK_MONOTONIC) - start;
     printf("main thread's clock moved %lld.%09lld s\n", moved / NS, moved % NS);
     if (exact)
-        EXPECT(moved == 5 * NS, "the main thread's clock moved %lld ns, expected exactly 5 s", moved);
+        CHECK_THAT(moved == 5 * NS, "the main thread's clock moved %lld ns, expected exactly 5 s", moved);
     else
-        EXPECT(moved >= 5 * NS && moved < 5 * NS + NS / 2, "the main thread's clock moved %lld ns", moved);
+        CHECK_THAT(moved >= 5 * NS && moved < 5 * NS + NS / 2, "the main thread's clock moved %lld ns", moved);
     return failures ? 1 : 0;
 }
