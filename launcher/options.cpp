@@ -68,7 +68,8 @@ bool known_env_name(std::string_view name)
     if (name == "S4BXI_CACHE_DIR") return true;  // where Open MPI's components are cached (docs/openmpi.md)
     // Read by the build, test and benchmark scripts (docs/usage.md "Environment variables"), not by us.
     if (name == "S4BXI_PORTALS4_SOURCE" || name == "S4BXI_SOS_SOURCE" || name == "S4BXI_OSU_SOURCE" ||
-        name == "S4BXI_REFERENCE_SOURCE" || name == "S4BXI_CHECK_FULL")
+        name == "S4BXI_LULESH_SOURCE" || name == "S4BXI_QUICKSILVER_SOURCE" || name == "S4BXI_REFERENCE_SOURCE" ||
+        name == "S4BXI_CHECK_FULL")
         return true;
     return config::find_env(name) != nullptr;
 }

@@ -218,7 +218,8 @@ TEST_CASE("unknown S4BXI_ variables are errors naming them", "[options][env]")
     CHECK_FALSE(known_env_name("S4BXI_cpu_factor"));
 
     // The variables of the build and test scripts: a user who exports them can still launch.
-    for (const char* name : {"S4BXI_CACHE_DIR", "S4BXI_SOS_SOURCE", "S4BXI_OSU_SOURCE", "S4BXI_CHECK_FULL"}) {
+    for (const char* name : {"S4BXI_CACHE_DIR", "S4BXI_SOS_SOURCE", "S4BXI_OSU_SOURCE", "S4BXI_LULESH_SOURCE",
+                             "S4BXI_QUICKSILVER_SOURCE", "S4BXI_CHECK_FULL"}) {
         INFO(name);
         CHECK(parse({"-n", "1", "prog"}, {{name, "/x"}}).kind == Kind::Run);
     }
