@@ -35,7 +35,7 @@ GROUPS = {
 # Where the memory argument only moves the buffer, one of them is enough on more PEs:
 # osu_oshm_put_mr takes 20 s of wall time on 16 PEs.
 ONLY_ON_2 = {"osu_oshm_put_mr global"}
-# Not run yet, and why: the group prints it.
+# Not run yet, and why, by group: the group prints it (none today).
 NOT_RUN = {}
 COLLECTIVES = ("osu_oshm_broadcast", "osu_oshm_collect", "osu_oshm_fcollect", "osu_oshm_reduce")
 # The sizes OSU's sources loop over: put and get 1 B to 1 MiB, put_mr 1 B to 4 MiB, the
@@ -64,14 +64,14 @@ def arguments(name, memory, ranks, full):
 
 def what_is_wrong(name, largest, output):
     """Why the output of a program that ended well lacks its figures, or None."""
-    if name == "osu_oshm_atomics":
+    rows = [line.split() for line in output.splitlines() if line.strip() and not line.startswith("#")]
+    if name == "osu_oshm_atomics":  # each operation, its rate and its latency
+        figures_of = {row[0]: row[1:] for row in rows}
         missing = [op for op in ATOMICS
-                   if not any(line.split()[0] == op and all(is_positive(word) for word in line.split()[1:3])
-                              and len(line.split()) == 3 for line in output.splitlines() if line.split())]
+                   if len(figures_of.get(op, [])) != 2 or not all(map(is_positive, figures_of[op]))]
         return f"no positive rate and latency for {', '.join(missing)}" if missing else None
     if name == "osu_oshm_barrier":
-        lines = [line.split() for line in output.splitlines() if line.strip() and not line.startswith("#")]
-        return None if len(lines) == 1 and len(lines[0]) == 1 and is_positive(lines[0][0]) else \
+        return None if len(rows) == 1 and len(rows[0]) == 1 and is_positive(rows[0][0]) else \
             "not the one positive latency it prints"
     printed = figures(output)
     wanted = []
