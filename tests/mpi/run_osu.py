@@ -11,15 +11,16 @@ size runs, 100 times (collectives 10).
 Exits 77 (skipped) when OSU or Open MPI's Portals components were not built, saying how to
 provide them. The programs that take too long today (the speed issue) are not run, and the
 group says so with its reason (NOT_RUN)."""
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from mpi_run_env import launch_environment, missing_components
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+from osu import every_size, figures, osu_directory, report  # noqa: E402
 
 SKIP = 77
 PROGRAMS = {
@@ -45,8 +46,6 @@ NOT_RUN = {
 # What the start-up programs print instead of figures per size.
 # (osu_hello prints nothing: MPI_Init, MPI_Finalize, exit 0.)
 STARTUP_LINES = {"osu_init": re.compile(r"nprocs: \d+, min: [\d.]+, max: [\d.]+, avg: [\d.]+")}
-# A figure line: the size, then one or more numbers (latency, bandwidth, rates...).
-FIGURE = re.compile(r"^\s*(\d+)\s+[-\d.]+", re.M)
 
 
 def arguments(group, program, full):
@@ -80,17 +79,16 @@ def main(argv):
     if group not in PROGRAMS:
         print(f"unknown group {group!r}: one of {', '.join(PROGRAMS)}", file=sys.stderr)
         return 2
-    prefix_file = build / "osu-prefix"
-    if not prefix_file.exists():
-        print(f"skipped: the OSU micro-benchmarks were not built ({prefix_file} is missing): run tools/setup with "
-              "the OSU 5.3 tarball beside the clone or named by S4BXI_OSU_SOURCE (docs/openmpi.md)")
+    try:
+        osu = osu_directory(build)
+    except LookupError as why:
+        print(f"skipped: {why}")
         return SKIP
     if why := missing_components(launcher):
         print(f"skipped: {why}")
         return SKIP
-    osu = Path(prefix_file.read_text().strip())
     folder = osu / "mpi" / ("collective" if group == "collective" else group)
-    full = os.environ.get("S4BXI_CHECK_FULL") == "1"
+    full = every_size()
     failures = []
     for name in PROGRAMS[group]:
         program = folder / name
@@ -98,7 +96,7 @@ def main(argv):
             failures.append(f"{name}: not built ({program} is missing)")
             continue
         result, wall = run(launcher, program, ranks, ppn, cpu_model, arguments(group, name, full))
-        sizes = FIGURE.findall(result.stdout)
+        sizes = figures(result.stdout)
         print(f"{name}: exit {result.returncode}, {len(sizes)} sizes, {wall:.1f} s of wall time", flush=True)
         if result.returncode != 0:
             failures.append(f"{name}: exit status {result.returncode}\n{result.stdout[-2000:]}{result.stderr[-3000:]}")
@@ -106,14 +104,8 @@ def main(argv):
             failures.append(f"{name}: no figure printed\n{result.stdout[-2000:]}")
         elif name in STARTUP_LINES and not STARTUP_LINES[name].search(result.stdout):
             failures.append(f"{name}: not the line it prints\n{result.stdout[-2000:]}")
-    for name, why in NOT_RUN.get(group, {}).items():
-        print(f"{name}: not supported yet: {why}")
-    if failures:
-        print("FAIL:\n" + "\n".join(failures))
-        return 1
-    print(f"ok: {len(PROGRAMS[group])} programs of OSU's {group} group, {ranks} ranks, {ppn} per node, "
-          f"--cpu-model {cpu_model}")
-    return 0
+    return report(failures, NOT_RUN.get(group, {}), f"{len(PROGRAMS[group])} programs of OSU's {group} group, "
+                                                    f"{ranks} ranks, {ppn} per node, --cpu-model {cpu_model}")
 
 
 if __name__ == "__main__":

@@ -129,20 +129,21 @@ def last_lines(text, count=2):
     return " | ".join(lines[-count:])[:240]
 
 
-def run_one(launcher, program, ranks, model, timeout, env, keep=None):
-    """(result, wall seconds, simulated seconds or None, note) of one program; its summary
-    and output are kept in the folder `keep` if given (NAME.json, NAME.out)."""
+def run_one(launcher, program, ranks, model, timeout, env, keep=None, arguments=(), ppn=None):
+    """(result, wall seconds, simulated seconds or None, note, output) of one program, given
+    `arguments`, `ppn` ranks per simulated node (one without it); its summary and output are
+    kept in the folder `keep` if given (NAME.json, NAME.out)."""
     with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-") as work:
         summary_path = Path(work) / "summary.json"
         command = [launcher, "-q", "--cpu-model", model, "--timeout", str(timeout), "--summary", str(summary_path),
-                   "-n", str(ranks), str(program)]
+                   "-n", str(ranks), *(["--ppn", str(ppn)] if ppn else []), str(program), *arguments]
         start = time.monotonic()
         try:
             done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True,
                                   timeout=timeout + 60, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return ("TIMEOUT", time.monotonic() - start, None,
-                    f"s4bxi-launch itself did not stop {timeout + 60} s after its own --timeout {timeout}")
+                    f"s4bxi-launch itself did not stop {timeout + 60} s after its own --timeout {timeout}", "")
         wall = time.monotonic() - start
         try:
             summary = json.loads(summary_path.read_text())
@@ -156,13 +157,14 @@ def run_one(launcher, program, ranks, model, timeout, env, keep=None):
     if done.returncode == 124:
         return ("TIMEOUT", wall, makespan,
                 f"no end within {timeout} s of wall time: s4bxi-launch --timeout {timeout} stopped it "
-                f"(exit 124; --test-timeout S changes the limit)")
+                f"(exit 124; --test-timeout S changes the limit)", done.stdout)
     unfinished = [r["rank"] for r in summary.get("ranks", []) if not r.get("finished")]
     if done.returncode == 0 and summary.get("status") == "ok" and not unfinished and \
             len(summary.get("ranks", [])) == ranks:
-        return ("PASS", wall, makespan, "")
+        return ("PASS", wall, makespan, "", done.stdout)
     if done.returncode == 0 and summary.get("status") == "abort":  # shmem_global_exit(0): the job ends with 0
-        return ("PASS", wall, makespan, f"ended by PMI_Abort with status 0: {summary.get('message', '')[:120]}")
+        return ("PASS", wall, makespan, f"ended by PMI_Abort with status 0: {summary.get('message', '')[:120]}",
+                done.stdout)
     if summary.get("status") not in (None, "ok"):
         note = f"exit {done.returncode}, {summary['status']}: {summary.get('message', '').splitlines()[0][:200]}" \
             if summary.get("message") else f"exit {done.returncode}, {summary['status']}"
@@ -170,7 +172,7 @@ def run_one(launcher, program, ranks, model, timeout, env, keep=None):
         note = f"exit {done.returncode}: {last_lines(done.stderr or done.stdout)}"
     else:
         note = f"ranks {unfinished} did not finish" if unfinished else "incomplete run summary"
-    return ("FAIL", wall, makespan, note)
+    return ("FAIL", wall, makespan, note, done.stdout)
 
 
 def main():
@@ -235,7 +237,7 @@ def main():
         else:
             # A failure known to hang gets its cause's shorter limit: enough to pass once fixed.
             timeout = min(args.test_timeout, known[2]) if known and known[2] and not full else args.test_timeout
-            result, wall, makespan, note = run_one(args.launcher, prefix / "tests" / args.group / name, args.ranks,
+            result, wall, makespan, note, _ = run_one(args.launcher, prefix / "tests" / args.group / name, args.ranks,
                                                    args.cpu_model, timeout, env, args.keep)
             if known and result == "PASS" and known[3]:
                 note = f"listed as failing sometimes ({known[1]})"
