@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sandia OpenSHMEM's performance programs (latency, bandwidth, message rate; built
 unmodified by tools/build-sos) on two simulated nodes under --cpu-model zero, beside the
-model's expectation (tests/integration/model.py) and our own Portals ping-pong
+model's expectation (tests/testkit/model.py) and our own Portals ping-pong
 (bench/message_rate). The programs read the clock, which is the simulated one: their
 figures are simulated latencies and bandwidths.
 
@@ -36,8 +36,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
-import model  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))  # testkit
+from testkit import model  # noqa: E402
 
 SIZES = [8, 64, 512, 4096, 65536, 1048576]
 SKIP = 77

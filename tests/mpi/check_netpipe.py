@@ -38,8 +38,8 @@ def main():
     if missing:
         print(f"SKIP: {missing}")
         return SKIP
-    sys.path.insert(0, str(source_root / "tests" / "integration"))
-    import model  # noqa: E402
+    sys.path.insert(0, str(source_root / "tests"))  # testkit
+    from testkit import model  # noqa: E402
 
     platform = model.Platform()
     fastest = platform.put_to_target_event(1) - 1e-6 / (2 * REPEATS) - 5e-9

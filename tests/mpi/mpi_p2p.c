@@ -1,7 +1,7 @@
 /* Point-to-point: blocking and non-blocking sends of 1 B to 4 MiB (eager and rendezvous
  * paths), MPI_ANY_SOURCE / MPI_ANY_TAG, MPI_Probe / MPI_Iprobe, tag selection and
  * message order; every byte checked. Optionally asserts simulated times derived from the
- * model (run_mpi.py computes them from tests/integration/model.py):
+ * model (run_mpi.py computes them from tests/testkit/model.py):
  *
  *   --min-one-way-ns T   a 0-byte message between two nodes takes at least T ns one way
  *   --min-4mib-ns T      a 4 MiB message between two nodes takes at least T ns

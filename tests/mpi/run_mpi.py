@@ -27,7 +27,7 @@ Except with "default", every option that matters is given on the mpirun line, wh
 over the launcher's own Open MPI defaults (docs/openmpi.md). A run passes when the launcher exits 0, the program printed "<program>: ok" (it checks its
 own results), and the run summary has every rank finished on the expected nodes. For p2p over
 Portals, the program also asserts simulated times derived from the model
-(tests/integration/model.py). A determinism case runs twice under --cpu-model zero and
+(tests/testkit/model.py). A determinism case runs twice under --cpu-model zero and
 requires byte-identical program output and the same run summary (every simulated figure:
 end times, time in Portals, operations, messages, bytes; not the wall time). An
 interrupted case does the same, but its second run has its ranks stopped (SIGSTOP) for
@@ -63,8 +63,8 @@ from pathlib import Path
 
 from mpi_run_env import launch_environment
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-import run_summary  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
 
 SKIP = 77
 DEBIAN_COMPONENTS = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
@@ -135,8 +135,7 @@ def debian_components():
 
 def model_bounds(source_root):
     """Lower bounds of simulated times between two nodes, from the model's formulas."""
-    sys.path.insert(0, str(source_root / "tests" / "integration"))
-    import model  # noqa: E402
+    from testkit import model
 
     platform = model.Platform()
     # A 0-byte MPI message is at least one Portals put: from the call to the target's event.

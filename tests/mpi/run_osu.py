@@ -19,8 +19,8 @@ from pathlib import Path
 
 from mpi_run_env import launch_environment, missing_components
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from osu import every_size, figures, osu_directory, report  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.osu import every_size, figures, osu_directory, report  # noqa: E402
 
 SKIP = 77
 PROGRAMS = {

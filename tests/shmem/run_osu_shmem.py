@@ -24,8 +24,8 @@ from pathlib import Path
 
 from run_shmem import SKIP, sos_prefix, run_one
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-from osu import every_size, figures, osu_directory, report  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.osu import every_size, figures, osu_directory, report  # noqa: E402
 
 GROUPS = {
     "put-get": ["osu_oshm_put heap", "osu_oshm_put global", "osu_oshm_get heap", "osu_oshm_get global"],

@@ -41,8 +41,8 @@ from pathlib import Path
 
 SKIP = 77
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "integration"))
-import run_summary  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
 KNOWN = HERE / "known_failures.toml"
 GROUPS = ("unit", "spec-example")
 DEFAULT_TIMEOUT = 120  # lfinc on 4 ranks takes 10 to 30 s of wall time on a loaded 2-core host

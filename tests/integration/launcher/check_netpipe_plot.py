@@ -6,7 +6,7 @@
   rows (bytes, Mbit/s, seconds), and the effective configuration `s4bxi-launch
   --print-config` prints for the same platform go to s4bxi-plot;
 - netpipe.png is drawn; netpipe.csv holds, for each size, the model's one-way time, equal
-  to the formula of tests/integration/model.py for that platform (put_to_target_event), and
+  to the formula of tests/testkit/model.py for that platform (put_to_target_event), and
   the model's Mbit/s;
 - a configuration the formula does not cover (another topology) draws the measured curve
   alone and says why.
@@ -19,8 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
 
 launcher, plot, pingpong, platform_file = sys.argv[1:5]
 failures = []
@@ -62,7 +62,7 @@ def check(platform, work, name):
         if not abs(got - want) <= 1e-8 * want or not abs(mbps - size * 8 / want / 1e6) <= 1e-6 * mbps:
             failures.append(f"{name}: size {size}: model {got} s, {mbps} Mbit/s in netpipe.csv; the model gives "
                             f"{want} s, {size * 8 / want / 1e6} Mbit/s")
-    print(f"{name}: {len(rows)} sizes, the model's one-way times as tests/integration/model.py gives them")
+    print(f"{name}: {len(rows)} sizes, the model's one-way times as tests/testkit/model.py gives them")
 
     # A topology the formula does not cover: the measured curve alone, and why.
     (work / "other.txt").write_text(config.stdout.replace('platform.topology = "switch"', 'platform.topology = "torus"'))

@@ -19,9 +19,9 @@ import tempfile
 import time
 import uuid
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from cases import Failure, check, run_case  # noqa: E402
-from run_summary import SCHEMA, SCHEMA_PATH, schema_problems  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.cases import Failure, check, run_case  # noqa: E402
+from testkit.run_summary import SCHEMA, SCHEMA_PATH, schema_problems  # noqa: E402
 
 LAUNCHER, VERSION, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TAG_NAME = "LAUNCHER_TEST_TAG"

@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from cases import Failure, check, run_case  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.cases import Failure, check, run_case  # noqa: E402
 
 LAUNCHER, PINGPONG, PLUGIN, PRINT_LIMITS, CASE = sys.argv[1:6]
 HERE = Path(__file__).resolve().parent

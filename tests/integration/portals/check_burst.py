@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import COMMAND, EVENT, SEND_PREPARATION, Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import COMMAND, EVENT, SEND_PREPARATION, Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
 
 launcher, program, platform_file = sys.argv[1:4]
 SIZE = 65536

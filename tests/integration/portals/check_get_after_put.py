@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A small Get right after a completed 1 MiB Put between the same two nodes (get_after_put.c,
-platforms/quito.toml, E2E on), against the model (tests/integration/model.py).
+platforms/quito.toml, E2E on), against the model (tests/testkit/model.py).
 
 The Put's ACK reaches the initiator before the target has written the Put's payload: the
 target's RX engine writes the PUT event, queues the ACK, waits for the last packet and
@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import SEND_PREPARATION, Platform  # noqa: E402
-import steps as timeline_steps  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import SEND_PREPARATION, Platform  # noqa: E402
+from testkit import steps as timeline_steps  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 platform = Path(__file__).resolve().parents[3] / "platforms" / "quito.toml"

@@ -9,7 +9,7 @@ once the acknowledgement had removed the deadline (SOS's mt_lock_test ended at 1
 for 0.1 s of computation).
 
 Each rank's 4 threads make 200 fetch-adds each, one at a time: 800 round trips of a few
-microseconds (an 8-byte request and its reply, tests/integration/model.py) per thread
+microseconds (an 8-byte request and its reply, tests/testkit/model.py) per thread
 group, plus the threads' CPU time under the measured CPU model: far below 1 s, itself a
 tenth of the retry timeout (nic.retry_timeout, 10 s). Three runs under the measured CPU
 model, one under the zero model; each must add up, retransmit nothing, and end in 1 s.

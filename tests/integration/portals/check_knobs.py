@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The model's knobs change timelines as the model says (appendix §6, §7.2, §9.1): quick
 ACKs, PCIe modelling off, E2E off, and E2E retransmissions with a tiny retry timeout.
-Expected dates come from tests/integration/model.py; where the model's own transfers share
+Expected dates come from tests/testkit/model.py; where the model's own transfers share
 a link (large payloads overlapping retransmissions or event writes), the bound is 1 %."""
 import json
 import re
@@ -11,8 +11,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
 
 launcher, timeline_program = sys.argv[1], sys.argv[2]
 p = Platform()

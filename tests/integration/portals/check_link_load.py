@@ -5,7 +5,7 @@ the 2-rank Portals ping-pong on the built-in platform:
 - every sample of every link lies in [0, 1] and every link ends at 0;
 - the sender's and the receiver's BXI links are used: a lone message of the ping-pong
   saturates them, since SimGrid gives a lone flow bandwidth / 1.05 and charges its
-  reverse route 5 % of it on the same link (tests/integration/model.py, CROSS_TRAFFIC):
+  reverse route 5 % of it on the same link (tests/testkit/model.py, CROSS_TRAFFIC):
   a utilisation of 1;
 - each node's shared PCIe link carries at least what a lone transfer gives it: the rate
   min(limiter, shared / 1.05) times 1.05, over the shared bandwidth;
@@ -21,8 +21,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import CROSS_TRAFFIC, Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import CROSS_TRAFFIC, Platform  # noqa: E402
 
 TOLERANCE = 1e-6
 launcher, program = sys.argv[1], sys.argv[2]

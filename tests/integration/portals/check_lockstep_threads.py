@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import run_summary  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
 
 launcher, program, options = sys.argv[1], sys.argv[2], sys.argv[3:]
 PREFIX = Path(program).name + ":"  # the lines the program prints

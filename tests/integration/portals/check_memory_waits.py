@@ -16,8 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import run_summary  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
 
 launcher, program, shmem_program = sys.argv[1:4]
 SEEN = re.compile(r"rank 0 saw \d at ([0-9.]+) s, its next calls ended at ([0-9.]+) s")

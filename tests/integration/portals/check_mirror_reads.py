@@ -15,8 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import run_summary  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 EXPECTED_LOCAL = {0: 20 + 20 + 6, 1: 1 + 3 + 20 + 4 + 1}

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Runs the Portals put ping-pong through s4bxi-launch and checks its virtual one-way
-latencies against the model (tests/integration/model.py), on the built-in platform or on
+latencies against the model (tests/testkit/model.py), on the built-in platform or on
 the platform file given as third argument."""
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 platform_file = sys.argv[3] if len(sys.argv) > 3 else None

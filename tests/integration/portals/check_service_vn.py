@@ -2,15 +2,15 @@
 """Service virtual networks per rank (--service-ranks): an 8-byte Put measured while
 another rank of its node floods the NIC with 1 MiB Puts (service_vn.c). On the compute
 VNs the probe waits behind the flood in the node's TX engine; on the service VNs it has
-engines of its own and costs what it costs alone (tests/integration/model.py), give or
+engines of its own and costs what it costs alone (tests/testkit/model.py), give or
 take what sharing the PCIe bus and the links with the flood adds (bound: 2 %)."""
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ranks spinning on their memory in a ring (spin_ring.c) under the measured CPU model, more
 ranks than the host has cores: each round is one 8-byte put, its latency (under 5 us on
-the built-in platform, tests/integration/model.py), plus the CPU time the ranks spin for
+the built-in platform, tests/testkit/model.py), plus the CPU time the ranks spin for
 it. The server stops a rank that runs more than 1 ms of simulated time ahead of the
 slowest one (simkernel/scheduling/rank_throttle.hpp), and reads CPU time one scheduler
 tick late at most (10 ms at 100 Hz): a round costs under 20 ms whatever the host's load.
@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 ranks = sys.argv[3] if len(sys.argv) > 3 else "8"

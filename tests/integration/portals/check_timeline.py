@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Single Put/Get/Atomic operations: every step's simulated date against the model
-(tests/integration/model.py). Where the model's own transfers share the PCIe bus (large
+(tests/testkit/model.py). Where the model's own transfers share the PCIe bus (large
 responses overlapping their event write), the bound is 1 % as in the acceptance table."""
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import Platform  # noqa: E402
-import steps as timeline_steps  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import Platform  # noqa: E402
+from testkit import steps as timeline_steps  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,

@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from model import COMMAND, SEND_PREPARATION, Platform  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.model import COMMAND, SEND_PREPARATION, Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as scratch:

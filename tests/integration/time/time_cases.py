@@ -17,8 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from cases import check, run_case  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.cases import check, run_case  # noqa: E402
 
 LAUNCHER, PROGRAM_DIR, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 
