@@ -28,6 +28,18 @@ def missing_components(launcher):
     return None if record.exists() else f"Open MPI's Portals components were not built ({record} is missing)"
 
 
+def osu_prefix(build, launcher):
+    """(the OSU micro-benchmarks' install directory, None), or (None, why the OSU tests
+    must be skipped: OSU or Open MPI's Portals components not built)."""
+    prefix_file = Path(build) / "osu-prefix"
+    if not prefix_file.exists():
+        return None, (f"the OSU micro-benchmarks were not built ({prefix_file} is missing): run tools/setup with "
+                      "the OSU 5.3 tarball beside the clone or named by S4BXI_OSU_SOURCE (docs/openmpi.md)")
+    if why := missing_components(launcher):
+        return None, why
+    return Path(prefix_file.read_text().strip()), None
+
+
 def why_skip(argv, program, launcher):
     """Why a check script that runs `program` through `launcher` must be skipped (--skip
     REASON from meson, the program or mpirun missing, the components not built), or None."""

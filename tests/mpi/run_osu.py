@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components
+from mpi_run_env import launch_environment, osu_prefix
 
 SKIP = 77
 PROGRAMS = {
@@ -80,15 +80,10 @@ def main(argv):
     if group not in PROGRAMS:
         print(f"unknown group {group!r}: one of {', '.join(PROGRAMS)}", file=sys.stderr)
         return 2
-    prefix_file = build / "osu-prefix"
-    if not prefix_file.exists():
-        print(f"skipped: the OSU micro-benchmarks were not built ({prefix_file} is missing): run tools/setup with "
-              "the OSU 5.3 tarball beside the clone or named by S4BXI_OSU_SOURCE (docs/openmpi.md)")
-        return SKIP
-    if why := missing_components(launcher):
+    osu, why = osu_prefix(build, launcher)
+    if why:
         print(f"skipped: {why}")
         return SKIP
-    osu = Path(prefix_file.read_text().strip())
     folder = osu / "mpi" / ("collective" if group == "collective" else group)
     full = os.environ.get("S4BXI_CHECK_FULL") == "1"
     failures = []
