@@ -36,8 +36,10 @@ NOT_COVERED = {
     "osu_bw": "64 non-blocking sends in flight per window: the prediction needs the command queue (16 slots), "
               "the TX engine's queue and, above 2 KiB, 64 receives each waiting for its LINK event; not derived yet",
     "osu_bibw": "as osu_bw, in both directions at once, sharing each node's PCIe bus and links; not derived yet",
-    "osu_multi_lat": "its timed loop includes an MPI_Barrier and averages both ranks' clocks; the barrier's "
-                     "Portals exchange is not in the prediction yet",
+    "osu_multi_lat": "each rank's timed region starts before an MPI_Barrier and the figure averages both ranks' "
+                     "clocks; its warm-up follows the previous size's MPI_Reduce and the size's MPI_Barrier, whose "
+                     "phase decides which messages find their receive posted: the prediction needs those "
+                     "collectives' Portals exchanges, not modelled yet",
     "osu_mbw_mr": "as osu_bw (windows of 64 messages), plus the message rate; not derived yet",
 }
 
