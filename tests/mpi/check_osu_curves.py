@@ -33,14 +33,16 @@ KNOWN_MODEL_DEVIATIONS = {
                            "the event's date (docs/openmpi.md, The OSU curves)",
 }
 NOT_COVERED = {
-    "osu_bw": "64 non-blocking sends in flight per window: the prediction needs the command queue (16 slots), "
-              "the TX engine's queue and, above 2 KiB, 64 receives each waiting for its LINK event; not derived yet",
-    "osu_bibw": "as osu_bw, in both directions at once, sharing each node's PCIe bus and links; not derived yet",
+    "osu_bw": "a window of 64 MPI_Isend in flight: the target's RX engine handles one Put at a time (payload "
+              "write, PUT event, then the ACK), the Puts share the BXI link as concurrent flows, and the receiver "
+              "posts its 64 MPI_Irecv while they arrive; the prediction needs that queueing "
+              "and sharing, not derived yet",
+    "osu_bibw": "as osu_bw, in both directions at once, each node's NIC and PCIe bus serving both; not derived yet",
     "osu_multi_lat": "each rank's timed region starts before an MPI_Barrier and the figure averages both ranks' "
                      "clocks; its warm-up follows the previous size's MPI_Reduce and the size's MPI_Barrier, whose "
                      "phase decides which messages find their receive posted: the prediction needs those "
                      "collectives' Portals exchanges, not modelled yet",
-    "osu_mbw_mr": "as osu_bw (windows of 64 messages), plus the message rate; not derived yet",
+    "osu_mbw_mr": "as osu_bw (windows of 64 messages between each pair), and its message rate; not derived yet",
 }
 
 
