@@ -125,6 +125,8 @@ def main():
         base = root / part
         for path in sorted(base.rglob("*")):
             if path.is_dir():
+                if path.name == "__pycache__":  # Python's byte code of an imported module
+                    continue
                 if not (path / "README.md").exists():
                     problems.append(f"{path.relative_to(root)}/ has no README.md")
                 continue
@@ -151,7 +153,7 @@ def main():
             problems.append(f"{part}/ has no README.md")
     for top in DOCUMENTED:
         for path in [root / top, *sorted((root / top).rglob("*"))]:
-            if path.is_dir() and not (path / "README.md").exists():
+            if path.is_dir() and path.name != "__pycache__" and not (path / "README.md").exists():
                 problems.append(f"{path.relative_to(root)}/ has no README.md")
     problems += missing_documents(root)
     for part, edges in sorted(cycles.items()):
