@@ -5,7 +5,6 @@ Expected dates come from tests/testkit/model.py; where the model's own transfers
 a link (large payloads overlapping retransmissions or event writes), the bound is 1 %."""
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -13,6 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit.model import Platform  # noqa: E402
+from testkit.launch import launch  # noqa: E402
 
 launcher, timeline_program = sys.argv[1], sys.argv[2]
 p = Platform()
@@ -21,12 +21,7 @@ failures = []
 
 
 def run(*settings, cases=(), summary=None):
-    args = [launcher, "-q", "-n", "2", "--cpu-model", "zero"]
-    for setting in settings:
-        args += ["--set", setting]
-    if summary:
-        args += ["--summary", summary]
-    done = subprocess.run(args + [timeline_program, *cases], capture_output=True, text=True, timeout=120)
+    done = launch(launcher, timeline_program, *cases, settings=settings, summary=summary)
     if done.returncode != 0:
         sys.exit(f"{settings}: failed ({done.returncode}): {done.stderr}")
     steps = defaultdict(dict)

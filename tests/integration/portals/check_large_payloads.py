@@ -14,11 +14,13 @@ must stop with the rank's death reported, well within its timeout, and leave no 
 the run behind."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 
@@ -28,9 +30,7 @@ def run(summary, *arguments, copy_once_from=None):
     env = dict(os.environ)
     if copy_once_from is not None:
         env["S4BXI_COPY_ONCE_FROM"] = str(copy_once_from)
-    done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "120",
-                           "--summary", str(summary), program, *arguments],
-                          capture_output=True, text=True, timeout=180, env=env)
+    done = launch(launcher, program, *arguments, timeout=120, summary=summary, wall_timeout=180, env=env)
     return done, time.monotonic() - started, json.loads(summary.read_text()) if summary.exists() else None
 
 

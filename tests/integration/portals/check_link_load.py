@@ -23,14 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit.model import CROSS_TRAFFIC, Platform  # noqa: E402
+from testkit.launch import launch  # noqa: E402
 
 TOLERANCE = 1e-6
 launcher, program = sys.argv[1], sys.argv[2]
 
 
 def run(*options, cwd):
-    result = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", *options, program],
-                            capture_output=True, text=True, timeout=120, cwd=cwd)
+    result = launch(launcher, program, options=options, cwd=cwd)
     if result.returncode != 0:
         sys.exit(f"ping-pong failed with status {result.returncode}:\n{result.stdout}\n{result.stderr}")
     return re.findall(r"size=\d+ iterations=\d+ one_way_ns=[\d.]+", result.stdout)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit import run_summary  # noqa: E402
+from testkit.launch import launch  # noqa: E402
 
 launcher, program, shmem_program = sys.argv[1:4]
 SEEN = re.compile(r"rank 0 saw \d at ([0-9.]+) s, its next calls ended at ([0-9.]+) s")
@@ -26,9 +27,8 @@ HOGGED = (2, 3)  # runs beside a CPU hog
 
 
 def run(memory_waits, timeout, summary_path, program=program):
-    return subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--memory-waits", memory_waits,
-                           "--timeout", str(timeout), "--summary", summary_path, program],
-                          capture_output=True, text=True, timeout=timeout + 30)
+    return launch(launcher, program, timeout=timeout, options=("--memory-waits", memory_waits),
+                  summary=summary_path, wall_timeout=timeout + 30)
 
 
 def simulated(summary):

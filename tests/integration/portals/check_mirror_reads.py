@@ -10,21 +10,21 @@ for PtlCTGet: the server is behind the rank's clock, a value could still change.
 Rank 0 reads 20 SEND, 20 ACK and 6 SEND events. Two runs under --cpu-model zero give the
 same summary."""
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit import run_summary  # noqa: E402
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 EXPECTED_LOCAL = {0: 20 + 20 + 6, 1: 1 + 3 + 20 + 4 + 1}
 
 
-def run(summary, options=("--cpu-model", "zero"), arguments=()):
-    done = subprocess.run([launcher, "-q", "-n", "2", *options, "--summary", str(summary), program, *arguments],
-                          capture_output=True, text=True, timeout=60)
+def run(summary, cpu_model="zero", arguments=(), timeout=None):
+    done = launch(launcher, program, *arguments, cpu_model=cpu_model, timeout=timeout, summary=summary,
+                  wall_timeout=60)
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     return run_summary.simulated_part(json.loads(summary.read_text()))
@@ -32,7 +32,7 @@ def run(summary, options=("--cpu-model", "zero"), arguments=()):
 
 with tempfile.TemporaryDirectory() as work:
     first, second = run(Path(work) / "a.json"), run(Path(work) / "b.json")
-    computing = run(Path(work) / "c.json", ["--cpu-model", "measured", "--timeout", "60"], ["compute"])
+    computing = run(Path(work) / "c.json", "measured", ["compute"], timeout=60)
 problems = []
 for rank in first["ranks"]:
     got, expected = rank.get("portals_local_ops"), EXPECTED_LOCAL[rank["rank"]]

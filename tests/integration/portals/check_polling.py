@@ -7,9 +7,12 @@ timing precision: 1 ns per printed time (the deadlines of empty polls are events
 own, and an event in the middle of a transfer rounds its remaining time to that precision).
 usage: check_polling.py LAUNCHER PROGRAM MODE..."""
 import re
-import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 PRECISION_NS = 1.0  # SimGrid's precision/timing (1e-9 s)
 NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -19,8 +22,7 @@ launcher, program, modes = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 def run(*mode):
     start = time.monotonic()
-    done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program, *mode], capture_output=True,
-                          text=True, timeout=120)
+    done = launch(launcher, program, *mode)
     if done.returncode != 0:
         sys.exit(f"{mode or 'wait'} failed ({done.returncode}): {done.stderr}")
     return done.stdout, time.monotonic() - start

@@ -8,10 +8,12 @@ posted call fails in the server, which would mean the rank and the server disagr
 entry's handle; two runs give the same summary and the same output. Under the measured
 CPU model nothing is posted, and the program sees the same."""
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 MESSAGES, LIST = 200, 6  # as in posted_appends.c
@@ -22,8 +24,7 @@ MOST_APPENDS = MESSAGES // 2
 
 
 def run(summary, model):
-    done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", model, "--timeout", "60", "--summary",
-                           str(summary), program], capture_output=True, text=True, timeout=120)
+    done = launch(launcher, program, cpu_model=model, timeout=60, summary=summary)
     if done.returncode != 0:
         sys.exit(f"failed under the {model} CPU model ({done.returncode}):\n{done.stdout}{done.stderr}")
     for warning in ("internal error", "a posted"):
