@@ -34,15 +34,14 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))  # testkit
 import mpi_compare  # noqa: E402
 from compare_servers import load_average  # noqa: E402
+from testkit.osu import figures as osu_figures, osu_directory  # noqa: E402
 
 SKIP = 77
 MODELS = ("zero", "measured")
 MINUTE = 60.0
-# osu_latency's and osu_latency_mt's output: "SIZE   LATENCY" lines under a "# Size" header.
-OSU_LINE = re.compile(r"^(\d+)\s+([0-9.]+)\s*$", re.M)
 TEST_COST = re.compile(r"mpi_test_cost: ok: .* ([0-9.]+) ns per call")
 WEAK = re.compile(r"weak_scaling: rank (\d+) of \d+: compute ([0-9.e+-]+) s, sweep ([0-9.e+-]+) s")
 
@@ -95,11 +94,6 @@ def spread(values, digits=2):
     if len(values) == 1:
         return f"{values[0]:.{digits}f}"
     return f"{min(values):.{digits}f}..{max(values):.{digits}f} ({statistics.median(values):.{digits}f})"
-
-
-def osu_figures(output):
-    """{size: one-way µs} of an OSU latency program's output."""
-    return {int(size): float(latency) for size, latency in OSU_LINE.findall(output)}
 
 
 def osu_latency(bench, osu, iterations):
@@ -224,8 +218,10 @@ def main():
     if not (build / "openmpi-portals4-components").exists():
         print("Open MPI's Portals 4 components are not built (tools/setup): skipped")
         return SKIP
-    prefix_file = build / "osu-prefix"
-    osu = Path(options.osu) if options.osu else Path(prefix_file.read_text().strip()) if prefix_file.exists() else None
+    try:
+        osu = Path(options.osu) if options.osu else osu_directory(build)
+    except LookupError:
+        osu = None
     if osu is None or not (osu / "mpi" / "pt2pt" / "osu_latency").exists():
         print(f"the OSU micro-benchmarks are not built (tools/build-osu, or --osu DIR): skipped")
         return SKIP
