@@ -5,7 +5,7 @@ platform's parameters (tests/integration/model.py) and Open MPI's Portals protoc
 (MtlPingPong: the MTL's short and long messages, expected or unexpected), never from a
 run. docs/openmpi.md, "The OSU curves", explains every step of the curves.
 
-usage: check_osu_curves.py LAUNCHER BUILD_DIR SOURCE_ROOT
+usage: check_osu_curves.py LAUNCHER BUILD_DIR
 
 Fails when a covered size is more than 10 % away from its prediction, or when a size
 listed below as a known deviation of the model comes within 10 % (the deviation was mended:
@@ -17,11 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components, verdict
+from mpi_run_env import launch_environment, osu_for_mpi, verdict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
 from testkit import model  # noqa: E402
-from testkit.osu import osu_directory  # noqa: E402
 
 SKIP = 77
 TOLERANCE = 0.10
@@ -59,16 +58,13 @@ def run(launcher, program, args):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    launcher, build = Path(argv[1]), Path(argv[2])  # argv[3], the source root, is not needed since testkit
+    launcher, build = Path(argv[1]), Path(argv[2])
     try:
-        osu = osu_directory(build)
+        osu = osu_for_mpi(build, launcher)
     except LookupError as why:
-        print(f"skipped: {why}")
-        return SKIP
-    if why := missing_components(launcher):
         print(f"skipped: {why}")
         return SKIP
 

@@ -5,6 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.osu import osu_directory  # noqa: E402
+
 
 def launch_environment():
     """The test's environment without S4BXI_* and OMPI_MCA_* variables: the run gets the
@@ -26,6 +29,15 @@ def missing_components(launcher):
     writes once they are built, is missing), or None."""
     record = Path(launcher).resolve().parent.parent / "openmpi-portals4-components"
     return None if record.exists() else f"Open MPI's Portals components were not built ({record} is missing)"
+
+
+def osu_for_mpi(build, launcher):
+    """The OSU build for the MPI tests (testkit.osu.osu_directory), or raises LookupError
+    saying why they must be skipped: OSU or Open MPI's Portals components not built."""
+    osu = osu_directory(build)
+    if why := missing_components(launcher):
+        raise LookupError(why)
+    return osu
 
 
 def why_skip(argv, program, launcher):

@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components
+from mpi_run_env import launch_environment, osu_for_mpi
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
-from testkit.osu import every_size, figures, osu_directory, report  # noqa: E402
+from testkit.osu import every_size, figures, report  # noqa: E402
 
 SKIP = 77
 PROGRAMS = {
@@ -80,11 +80,8 @@ def main(argv):
         print(f"unknown group {group!r}: one of {', '.join(PROGRAMS)}", file=sys.stderr)
         return 2
     try:
-        osu = osu_directory(build)
+        osu = osu_for_mpi(build, launcher)
     except LookupError as why:
-        print(f"skipped: {why}")
-        return SKIP
-    if why := missing_components(launcher):
         print(f"skipped: {why}")
         return SKIP
     folder = osu / "mpi" / ("collective" if group == "collective" else group)
