@@ -195,11 +195,14 @@ std::string format_summary(const json* server, double wall_time, int exit_status
     if (auto decisions = server->find(key::host_decisions); decisions != server->end() && decisions->is_object()) {
         auto memory = number(*decisions, key::memory_waits).value_or(0);
         auto blocked = number(*decisions, key::blocked_outside).value_or(0);
+        auto by_reads = number(*decisions, key::memory_waits_by_reads).value_or(0);
         auto idles = number(*decisions, key::lockstep_idles).value_or(0);
         if (memory > 0 || blocked > 0 || idles > 0)
-            row("host decisions", fmt::format("{} memory waits, {} blocked outside, {} lockstep idles (from the "
+            row("host decisions", fmt::format("{} memory waits{}, {} blocked outside, {} lockstep idles (from the "
                                               "host's CPU times and thread states)",
-                                              count(memory), count(blocked), count(idles)));
+                                              count(memory),
+                                              by_reads > 0 ? fmt::format(" ({} by plain reads)", count(by_reads)) : "",
+                                              count(blocked), count(idles)));
     }
 
     out += format_host_and_cpu(*server);

@@ -35,7 +35,8 @@ namespace s4bxi::wire {
 //  17  Welcome::threads_lockstep (--lockstep)
 //  18  small payloads carried in the command (DataCommand)
 //  19  the MPI library's charge (Slot::cpu_frozen_ns, FinalizeArgs::library_charged_ns)
-inline constexpr uint32_t kVersion = 19;
+//  20  the program's OpenSHMEM waits and tests counted in the slot (Slot::memory_polls)
+inline constexpr uint32_t kVersion = 20;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -302,6 +303,14 @@ struct alignas(64) Slot {
     std::atomic<uint32_t> posted_head;
     std::atomic<uint32_t> posted_served;
     std::atomic<uint32_t> posted_sleepers;
+    // The program's OpenSHMEM point-to-point waits (shmem_*_test*, shmem_*_wait*), counted
+    // by the rank as it calls them (libinterpose/shmem/): a rank computing with no request
+    // in one of them, or calling tests, is waiting on its memory; one that is not may be
+    // computing over memory it has touched, and the server gives it a longer budget
+    // (docs/time.md, waiting on memory). memory_polls counts the calls begun,
+    // memory_waits_open the waits under way.
+    std::atomic<uint32_t> memory_polls;
+    std::atomic<uint32_t> memory_waits_open;
     PostedCommand posted[kPostedRing];
     Request request;
     Reply reply;

@@ -29,6 +29,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
     RankRecord::HostDecisions decisions;
     auto decisions_json = [](const RankRecord::HostDecisions& d) {
         return nlohmann::json{{key::memory_waits, d.memory_waits},
+                              {key::memory_waits_by_reads, d.memory_waits_by_reads},
                               {key::blocked_outside, d.blocked_outside},
                               {key::lockstep_idles, d.lockstep_idles}};
     };

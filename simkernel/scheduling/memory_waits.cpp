@@ -45,10 +45,12 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
     // computed, and made its next call at that date or at its own, as the host's speed
     // had it (SOS's bigput on 4 ranks). The budget starts again after faults; the gate
     // must have seen a whole budget's faults, from a look at its beginning.
+    const wire::Slot& slot = *r.slot.object;
     bool first_look = r.memory_fault_window != base;
     if (first_look) {
         r.memory_fault_window = base;
         r.memory_fault_mark = r.thread_cpu.page_faults();
+        r.memory_poll_mark = slot.memory_polls.load(std::memory_order_relaxed);
     }
     if (cpu_now_ns < base + kMemoryWaitCpuNs) return false;
     // A first look has just read the count (a /proc read): the budget starts there.
@@ -57,11 +59,21 @@ bool waits_on_memory(RankRecord& r, uint64_t cpu_now_ns)
         r.memory_budget_base_ns = cpu_now_ns;
         r.memory_fault_window = budget_base(r);
         r.memory_fault_mark = faults;
+        r.memory_poll_mark = slot.memory_polls.load(std::memory_order_relaxed);
         return false;
     }
-    XBT_DEBUG("rank %d waits on its memory at %.9f s", r.rank, simgrid::s4u::Engine::get_clock());
+    // In an OpenSHMEM wait, or calling its tests since the gate first looked: the program
+    // says it waits on its memory. Otherwise it may be checking what it received (a loop
+    // over memory it has touched takes no page fault either), and only a longer budget
+    // tells a wait by plain reads from such a computation.
+    bool polls = slot.memory_waits_open.load(std::memory_order_relaxed) != 0 ||
+                 slot.memory_polls.load(std::memory_order_relaxed) != r.memory_poll_mark;
+    if (!polls && cpu_now_ns < base + kMemoryWaitByReadsCpuNs) return false;
+    XBT_DEBUG("rank %d waits on its memory at %.9f s%s", r.rank, simgrid::s4u::Engine::get_clock(),
+              polls ? "" : " (by plain reads)");
     r.waits_on_memory = true;
     ++r.host_decisions.memory_waits;
+    if (!polls) ++r.host_decisions.memory_waits_by_reads;
     ++g_memory_waiters;
     return true;
 }

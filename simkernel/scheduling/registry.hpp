@@ -130,8 +130,9 @@ struct RankRecord {
     // Waiting on memory (memory_waits.hpp): whether the rule applies to the rank, whether
     // it is taken to wait now, and its CPU time when it last got a write; the page faults of
     // its simulated thread when the gate first looked at the budget that began at CPU time
-    // memory_fault_window. Until the simulated thread has read its CPU clock after its last
-    // reply, the slot's reading still is the one from before (reply_reading_before).
+    // memory_fault_window, and the OpenSHMEM waits and tests it had called then
+    // (wire::Slot::memory_polls). Until the simulated thread has read its CPU clock after its
+    // last reply, the slot's reading still is the one from before (reply_reading_before).
     bool memory_waits = false;
     bool threads_lockstep = false;  // its threads may run in lockstep (Config::lockstep)
     bool waits_on_memory = false;
@@ -140,6 +141,7 @@ struct RankRecord {
     uint64_t memory_budget_base_ns = 0;
     uint64_t memory_fault_window = UINT64_MAX;
     uint64_t memory_fault_mark = 0;
+    uint32_t memory_poll_mark = 0;
 
     // Lockstep threads (libinterpose/threads/lockstep.hpp): set by a lockstep request of
     // the rank's, cleared by a request of its simulated thread alone. While set, the rank
@@ -190,11 +192,13 @@ struct RankRecord {
     // otherwise in another run: when two runs differ, these say which rule took the rank.
     struct HostDecisions {
         uint64_t memory_waits = 0;     // taken to wait on its memory (a budget of CPU time with no call)
+        uint64_t memory_waits_by_reads = 0;  // of those, in no OpenSHMEM wait or test (the longer budget)
         uint64_t blocked_outside = 0;  // taken for blocked outside (its thread asleep, no CPU time used)
         uint64_t lockstep_idles = 0;   // its threads in lockstep all waited or spun (LockstepIdle)
         HostDecisions& operator+=(const HostDecisions& other)
         {
             memory_waits += other.memory_waits;
+            memory_waits_by_reads += other.memory_waits_by_reads;
             blocked_outside += other.blocked_outside;
             lockstep_idles += other.lockstep_idles;
             return *this;

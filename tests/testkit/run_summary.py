@@ -43,7 +43,8 @@ def _value_problems(value, spec, where):
     if spec["type"] == "array":
         return [p for i, item in enumerate(value) for p in _value_problems(item, spec["items"], f"{where}[{i}]")]
     return []
-DECISIONS = (("memory_waits", "memory waits"), ("blocked_outside", "blocked outside"),
+DECISIONS = (("memory_waits", "memory waits"), ("memory_waits_by_reads", "of them by plain reads"),
+             ("blocked_outside", "blocked outside"),
              ("lockstep_idles", "lockstep idles"))
 
 

@@ -1,8 +1,11 @@
 /* A rank that waits for remote writes by reading its own memory, with no Portals call (an
- * OpenSHMEM-style wait on a flag): rank 0 spins on a flag while rank 1 puts 1, 2 and 3
+ * OpenSHMEM-style wait on a flag): rank 0 spins on a flag while rank 1 puts 1, 2, 3 and 4
  * into it, one simulated millisecond apart. Rank 0 waits for each value in turn and prints
  * the date at which it saw it, and that at which the Portals calls it makes right after
- * ended. Under the measured CPU model simulated time runs while rank 0 computes
+ * ended. After the third, it computes for COMPUTE_CPU_MS of CPU time over memory it has
+ * touched, with no call (an OpenSHMEM PE checking what it received), while the fourth is
+ * on its way: under the zero CPU model that takes no simulated time, and the calls it makes
+ * then end at the third's date plus their own cost, not at the fourth's. Under the measured CPU model simulated time runs while rank 0 computes
  * (docs/model.md "Polling"); under the zero CPU model the rule of docs/time.md "Waiting on
  * memory" makes each date that of the put's landing, and the calls' end a few hundred
  * nanoseconds later, the same from run to run (check_memory_waits.py). */
@@ -16,7 +19,7 @@
 
 #include "../test_checks.h"
 
-enum { PT = 4, PID = 7, FLAG_BITS = 1, READY_BITS = 2, VALUES = 3 };
+enum { PT = 4, PID = 7, FLAG_BITS = 1, READY_BITS = 2, VALUES = 4, COMPUTE_AFTER = 3, COMPUTE_CPU_MS = 20 };
 
 #ifdef AS_OPENSHMEM
 /* Built as an OpenSHMEM program would be, as far as the launcher can tell: the executable
@@ -33,11 +36,30 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Reads memory it has touched already (no page fault) for `ms` of CPU time. */
+static unsigned long compute(int ms)
+{
+    static unsigned long data[1 << 17];
+    unsigned long sum = 0;
+    for (size_t i = 0; i < sizeof data / sizeof *data; ++i) data[i] = i;
+    double until = thread_cpu() + ms * 1e-3;
+    while (thread_cpu() < until)
+        for (size_t i = 0; i < sizeof data / sizeof *data; ++i) sum += data[i];
+    return sum;
+}
+
 int main(void)
 {
     rank = atoi(getenv("S4BXI_RANK") ? getenv("S4BXI_RANK") : "0");
     static volatile uint64_t flag;
-    static uint64_t values[VALUES + 1] = {0, 1, 2, 3};
+    static uint64_t values[VALUES + 1] = {0, 1, 2, 3, 4};
     static char ready;
     ptl_handle_ni_t ni;
     ptl_handle_eq_t eq;
@@ -76,8 +98,16 @@ int main(void)
                    now() - start);
             /* Under the measured CPU model the puts may come faster than this loop. */
             expect(flag >= k, "the value seen is at least the one waited for");
+            if (k == COMPUTE_AFTER) {
+                double before = now() - start;
+                unsigned long sum = compute(COMPUTE_CPU_MS);
+                EXPECT_RC(PtlMDBind(ni, &md_desc, &probe), PTL_OK);
+                EXPECT_RC(PtlMDRelease(probe), PTL_OK);
+                printf("rank 0 computed %d ms of CPU from %.9f s (sum %lu), its next calls ended at %.9f s\n",
+                       COMPUTE_CPU_MS, before, sum, now() - start);
+            }
         }
-        expect(now() - start >= 3e-3, "the last value is seen no earlier than the writer's three 1 ms sleeps");
+        expect(now() - start >= VALUES * 1e-3, "the last value is seen no earlier than the writer's 1 ms sleeps");
     } else {
         /* Until an ACK says the spinning rank's entries are there. */
         do {
