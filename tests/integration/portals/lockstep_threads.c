@@ -1,6 +1,6 @@
 /* Threads of an OpenSHMEM rank in lockstep (docs/time.md "Threads in lockstep"): the same
  * run every time under --cpu-model zero, whatever the host does. The program defines
- * shmem_init (not exported, as with SOS's static libsma), so the interposer takes it for an
+ * shmem_init (not exported, as with a static libsma), so the interposer takes it for an
  * OpenSHMEM program. Each of the 2 ranks starts THREADS threads that do, ROUNDS times:
  * - a fetch-add of 1 on a counter word of the other rank, waiting for the reply
  *   (PtlCTWait, parked): the old value each thread gets depends on the order in which

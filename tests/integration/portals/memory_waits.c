@@ -23,7 +23,7 @@ enum { PT = 4, PID = 7, FLAG_BITS = 1, READY_BITS = 2, VALUES = 4, COMPUTE_AFTER
 
 #ifdef AS_OPENSHMEM
 /* Built as an OpenSHMEM program would be, as far as the launcher can tell: the executable
- * defines shmem_init (not exported, as with SOS's static libsma), so --memory-waits auto
+ * defines shmem_init (not exported, as with a static libsma), so --memory-waits auto
  * applies the rule to it. */
 void shmem_init(void);
 void shmem_init(void) {}
