@@ -103,11 +103,10 @@ constexpr int kBudgetsHolding = 5'000'000 / kSpinBudgetNs;  // 5 ms
 // simulation for a write into its memory: as long as the server lets a rank of one thread
 // compute with no call before it takes it to wait on its memory (kMemoryWaitCpuNs,
 // docs/time.md "Waiting on memory"). It may be computing, not spinning: a master thread
-// between OpenMP regions, its workers docked. With 0.25 ms, 1.5 ms of computation at the
-// end of a run let simulated time run to another rank's next event, and ranks ended at
-// other dates from run to run. Several threads spinning at once wait on memory indeed
-// (SOS's mt_membar): they go on after a budget (with 5 ms, mt_membar took 27 s instead
-// of 4 on 2 ranks).
+// between OpenMP regions, its workers docked (test: lockstep_openmp.c, two parallel
+// regions). Several threads spinning at once do wait on memory: they go on after one
+// budget, so that SOS's mt_membar stays within its time limit (shmem threaded tests end at
+// their own date).
 constexpr int kIdleSpins = 5'000'000 / kSpinBudgetNs;
 // A thread whose budget the watchdog found spent in a system call keeps the turn for this
 // many budgets (20 ms of CPU time, as long as a thread asleep with the turn) before it is

@@ -236,9 +236,9 @@ Start before_create(void* (*start)(void*), void* argument)
         start_watchdog();
         // The server holds simulated time for a rank in lockstep from its first lockstep
         // request: made now, before the first thread exists. Otherwise the simulated thread,
-        // in pthread_join while a new thread was slow to start on a loaded host (20 ms), was
-        // taken for blocked outside and simulated time ran on without the rank: another date
-        // in about one run in twelve beside two CPU hogs (joined_threads, --lockstep on).
+        // in pthread_join while a new thread is slow to start on a loaded host, is taken for
+        // blocked outside and simulated time runs on without the rank (test: joined_threads
+        // under --lockstep on, beside CPU hogs).
         simulated_yield();
     }
     if (g_count == kMaxMembers) fail("not supported yet: more than 1024 threads in lockstep in one rank");

@@ -87,12 +87,10 @@ void on_preempt_signal(int, siginfo_t* info, void* context)
     }
     // The second budget in the same turn, wherever the first was spent. A thread that
     // computes between two calls has made the next one by then, unless the host charged it a
-    // budget it did not spend: it was taken for a spinner at the very end of a 20 us
-    // computation, the signal taken as it entered its next call (about one run in twenty
-    // under load), and, in the interposer's code or holding a mutex, after a few
-    // microseconds of work with the turn (lockstep_threads.c: 200 us of "CPU time" in a loop
-    // over its 5 threads, one run in forty on an idle host). A spinner loses the turn one
-    // budget later.
+    // budget it did not spend: at the very end of a short computation, the signal taken as
+    // it entered its next call, or, in the interposer's code or holding a mutex, after a few
+    // microseconds of work with the turn (test: lockstep_threads.c, whose 5 threads loop
+    // on short computations). A spinner loses the turn one budget later.
     if (me.armed_epoch != epoch) {
         me.armed_epoch = epoch;
         return;
