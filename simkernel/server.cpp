@@ -17,8 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "channel/rank_socket.hpp"
-#include "context.hpp"
+#include "registration/rank_socket.hpp"
+#include "run/context.hpp"
 #include "nic/nic_model.hpp"
 #include "observation/progress_line.hpp"
 #include "observation/summary.hpp"
@@ -27,7 +27,7 @@
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
 #include "platform/unused_models.hpp"
-#include "portals/portals_engine.hpp"
+#include "calls/portals_engine.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
 #include "services/rank_delivery.hpp"

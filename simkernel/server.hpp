@@ -1,7 +1,7 @@
 // The server's life: platform, registration of every rank, simulation, summary.
 #pragma once
 
-#include "context.hpp"
+#include "run/context.hpp"
 
 namespace s4bxi::sim {
 

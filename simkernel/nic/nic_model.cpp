@@ -12,9 +12,9 @@
 #include "nic/payload_copy.hpp"
 #include "observation/timeline.hpp"
 #include "portals/atomics.hpp"
-#include "portals/portals_engine.hpp"
+#include "calls/portals_engine.hpp"
 #include "scheduling/gate.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 #include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_nic, "The BXI NIC model");

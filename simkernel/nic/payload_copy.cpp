@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "context.hpp"
+#include "run/context.hpp"
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/rank_throttle.hpp"
 #include "services/rank_delivery.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "context.hpp"
+#include "run/context.hpp"
 #include "portals/portals_state.hpp"
 #include "s4bxi/call_records.hpp"
 #include "s4bxi/summary_keys.hpp"

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <fstream>
 
-#include "context.hpp"
+#include "run/context.hpp"
 #include "observation/timeline.hpp"
 #include "platform/platform.hpp"
-#include "services/process_memory.hpp"
+#include "host/process_memory.hpp"
 #include "services/rank_delivery.hpp"
 #include "s4bxi/summary_keys.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
+#include "run/context.hpp"
 #include "nic/nic_model.hpp"
 #include "observation/run_statistics.hpp"
 #include "observation/timeline_sinks.hpp"

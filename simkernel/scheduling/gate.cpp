@@ -14,10 +14,10 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
-#include "channel/rank_socket.hpp"
-#include "context.hpp"
+#include "registration/rank_socket.hpp"
+#include "run/context.hpp"
 #include "observation/progress_line.hpp"
-#include "portals/portals_engine.hpp"
+#include "calls/portals_engine.hpp"
 #include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "s4bxi/time_math.hpp"

@@ -4,8 +4,8 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
-#include "portals/portals_engine.hpp"
+#include "run/context.hpp"
+#include "calls/portals_engine.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_memory_waits, "Ranks waiting on their memory");
 

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim {
 

@@ -14,8 +14,8 @@
 #include <simgrid/s4u.hpp>
 
 #include "channel/channel_server.hpp"
-#include "context.hpp"
-#include "portals/portals_engine.hpp"
+#include "run/context.hpp"
+#include "calls/portals_engine.hpp"
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "scheduling/gate.hpp"

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "s4bxi/wire.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim {
 

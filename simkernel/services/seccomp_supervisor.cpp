@@ -22,7 +22,7 @@
 
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/time_math.hpp"
-#include "scheduling/thread_cpu_clock.hpp"
+#include "host/thread_cpu_clock.hpp"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)

@@ -17,11 +17,11 @@
 #include <simgrid/s4u.hpp>
 
 #include "nic/nic_model.hpp"
-#include "portals/portals_engine.hpp"
+#include "calls/portals_engine.hpp"
 #include "s4bxi/poll_work.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/parked_waits.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim::engine {
 

@@ -14,7 +14,7 @@
 
 #include "channel/channel_server.hpp"
 #include "s4bxi/wire.hpp"
-#include "scheduling/thread_cpu_clock.hpp"
+#include "host/thread_cpu_clock.hpp"
 #include "services/outside_waits.hpp"
 
 namespace s4bxi::sim {

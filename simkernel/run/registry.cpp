@@ -1,4 +1,4 @@
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "s4bxi/wire.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim {
 

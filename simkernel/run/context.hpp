@@ -10,8 +10,8 @@
 #include "channel/channel_server.hpp"
 #include "observation/timeline.hpp"
 #include "s4bxi/wire.hpp"
-#include "scheduling/registry.hpp"
-#include "services/process_memory.hpp"
+#include "run/registry.hpp"
+#include "host/process_memory.hpp"
 
 namespace s4bxi::sim {
 

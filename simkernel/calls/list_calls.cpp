@@ -2,7 +2,7 @@
 // the unexpected headers an appended entry or a search claims.
 #include <fmt/format.h>
 
-#include "portals/call.hpp"
+#include "calls/call.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_portals);
 

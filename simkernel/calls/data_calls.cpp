@@ -7,7 +7,7 @@
 
 #include "observation/timeline.hpp"
 #include "portals/atomics.hpp"
-#include "portals/call.hpp"
+#include "calls/call.hpp"
 
 namespace s4bxi::sim::engine {
 

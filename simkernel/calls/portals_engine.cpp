@@ -1,13 +1,13 @@
 // The Portals engine's entry points (serve_portals, attach_portals, the polls the gate
 // keeps), and the calls on NIs, portal table entries and memory descriptors.
-#include "portals/portals_engine.hpp"
+#include "calls/portals_engine.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "portals/call.hpp"
+#include "calls/call.hpp"
 #include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_portals, "The Portals 4 engine");
