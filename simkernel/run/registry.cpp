@@ -16,6 +16,16 @@ const char* to_string(RankPhase phase)
     return "?";
 }
 
+const char* to_string(OutsideWait wait)
+{
+    switch (wait) {
+    case OutsideWait::None: return "none";
+    case OutsideWait::Others: return "waits for the other participants";
+    case OutsideWait::Hold: return "holds time";
+    }
+    return "?";
+}
+
 RankRecord* Registry::find(int rank)
 {
     auto it = std::lower_bound(ranks_.begin(), ranks_.end(), rank, [](const auto& r, int v) { return r->rank < v; });

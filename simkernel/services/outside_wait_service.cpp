@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "run/context.hpp"
+#include "services/outside_waits.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_outside, "Waits outside the simulation announced by ranks");
 
