@@ -23,7 +23,7 @@
 #include "observation/progress_line.hpp"
 #include "observation/summary.hpp"
 #include "observation/timeline.hpp"
-#include "observation/trace.hpp"
+#include "nic/trace.hpp"
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
 #include "platform/unused_models.hpp"

@@ -12,7 +12,7 @@
 #include "run/context.hpp"
 #include "nic/nic_model.hpp"
 #include "observation/timeline.hpp"
-#include "observation/trace.hpp"
+#include "nic/trace.hpp"
 #include "calls/portals_engine.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/memory_waits.hpp"
