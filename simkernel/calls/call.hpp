@@ -59,11 +59,6 @@ void poll_found_work(RankPortals& p);
 uint64_t events_looked(const RankPortals& p);
 void set_events_looked(RankPortals& p, uint64_t events);
 
-// The entry's handle slot, if it still holds this entry, becomes free.
-void release_handle(RankPortals& owner, const ListEntryPtr& entry);
-// The entry at this index is gone: its slot is free, and the rank may choose it again once
-// it has had a reply (wire::EntrySlot).
-void forget_entry(RankPortals& owner, uint32_t index);
 // The trigger of a PtlTriggeredMEAppend fired: the entry is linked at this instant, and
 // its events are written by an actor of the NIC.
 void append_triggered(RankPortals& owner, const ListEntryPtr& entry);

@@ -397,11 +397,6 @@ int Call::get_id(bool physical)
 
 using namespace engine;
 
-uint32_t own_rank(const RankPortals& p, const NetworkInterface& ni)
-{
-    return ni.rank_of(p.nid, ni.pid).value_or(static_cast<uint32_t>(p.rank->rank));
-}
-
 RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
 {
     auto portals = std::make_unique<RankPortals>();

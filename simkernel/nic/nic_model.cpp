@@ -12,7 +12,6 @@
 #include "nic/payload_copy.hpp"
 #include "observation/timeline.hpp"
 #include "portals/atomics.hpp"
-#include "calls/portals_engine.hpp"
 #include "scheduling/gate.hpp"
 #include "run/registry.hpp"
 #include "services/rank_memory.hpp"

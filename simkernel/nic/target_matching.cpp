@@ -5,7 +5,6 @@
 
 #include "nic/nic_internal.hpp"
 #include "nic/payload_copy.hpp"
-#include "calls/portals_engine.hpp"
 #include "run/registry.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_nic);
