@@ -19,9 +19,8 @@
 #include "nic/nic_model.hpp"
 #include "calls/portals_engine.hpp"
 #include "s4bxi/poll_work.hpp"
-#include "scheduling/gate.hpp"
-#include "scheduling/parked_waits.hpp"
 #include "run/registry.hpp"
+#include "run/scheduling_hooks.hpp"
 
 namespace s4bxi::sim::engine {
 
@@ -147,7 +146,7 @@ private:
     bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
         if (ticket_ && !ticket_->parked) {
-            park_if_needed(r_, request_, *ticket_);
+            g_scheduling_hooks.park_if_needed(r_, request_, *ticket_);
             // Parking is simcalls (the next proxy's creation, the gate's wake-up), during
             // which other actors ran: the NIC may have written the count or the event this
             // wait waits for, and notified before this proxy waited. The caller looks at
@@ -227,7 +226,7 @@ private:
             p_.poll_until = deadline;
             p_.poll_ended = false;
             ++g_polls_in_progress;
-            wake_gate_for_poll();
+            g_scheduling_hooks.wake_gate_for_poll();
         }
         ~PollInProgress()
         {

@@ -31,7 +31,6 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
 
 namespace s4bxi::sim {
 
-uint64_t g_sim_activity = 0;
 uint64_t g_requests_served = 0;
 uint32_t g_node_count = 0;
 

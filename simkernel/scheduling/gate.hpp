@@ -4,11 +4,10 @@
 
 #include <cstdint>
 
+#include "run/scheduling_hooks.hpp"
+
 namespace s4bxi::sim {
 
-// Bumped by every simulated actor each time it does something; lets the gate tell a
-// quiet simulation from one whose actors are still running at the current date.
-extern uint64_t g_sim_activity;
 // Requests the proxies have answered: with the empty polls that found nothing
 // (g_vain_polls), what tells vain polling from progress.
 extern uint64_t g_requests_served;

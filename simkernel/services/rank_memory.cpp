@@ -2,7 +2,7 @@
 
 #include <sys/uio.h>
 
-#include "scheduling/memory_waits.hpp"
+#include "run/memory_write.hpp"
 
 namespace s4bxi::sim {
 namespace {
