@@ -5,7 +5,7 @@
 
 namespace s4bxi::sim {
 
-// Returns the process exit status (0, or one of the kExit* codes of context.hpp).
+// Returns the process exit status (0, or one of the kExit* codes of run/outcome.hpp).
 int run_server(Config config);
 
 }  // namespace s4bxi::sim
