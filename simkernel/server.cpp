@@ -17,18 +17,18 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "registration/rank_socket.hpp"
-#include "run/context.hpp"
+#include "calls/portals_engine.hpp"
 #include "nic/message_hooks.hpp"
 #include "nic/nic_model.hpp"
+#include "nic/trace.hpp"
 #include "observation/progress_line.hpp"
 #include "observation/summary.hpp"
 #include "observation/timeline.hpp"
-#include "nic/trace.hpp"
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
 #include "platform/unused_models.hpp"
-#include "calls/portals_engine.hpp"
+#include "registration/rank_socket.hpp"
+#include "run/context.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
 #include "scheduling/scheduling_hooks.hpp"

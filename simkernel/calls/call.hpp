@@ -16,11 +16,11 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "nic/nic_model.hpp"
 #include "calls/portals_engine.hpp"
-#include "s4bxi/poll_work.hpp"
+#include "nic/nic_model.hpp"
 #include "run/registry.hpp"
 #include "run/scheduling_hooks.hpp"
+#include "s4bxi/poll_work.hpp"
 
 namespace s4bxi::sim::engine {
 

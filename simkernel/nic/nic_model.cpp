@@ -12,8 +12,8 @@
 #include "nic/nic_internal.hpp"
 #include "nic/payload_copy.hpp"
 #include "portals/atomics.hpp"
-#include "run/scheduling_hooks.hpp"
 #include "run/registry.hpp"
+#include "run/scheduling_hooks.hpp"
 #include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_nic, "The BXI NIC model");

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "s4bxi/wire.hpp"
 #include "run/registry.hpp"
+#include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
 

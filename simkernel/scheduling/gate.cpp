@@ -14,11 +14,11 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
+#include "calls/portals_engine.hpp"
+#include "observation/progress_line.hpp"
+#include "portals/portals_report.hpp"
 #include "registration/rank_socket.hpp"
 #include "run/context.hpp"
-#include "observation/progress_line.hpp"
-#include "calls/portals_engine.hpp"
-#include "portals/portals_report.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "s4bxi/time_math.hpp"
 #include "scheduling/memory_waits.hpp"

@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "s4bxi/wire.hpp"
 #include "run/registry.hpp"
+#include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
 
