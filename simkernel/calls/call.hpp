@@ -1,4 +1,4 @@
-// Private to portals/: what the files of the Portals engine share. A Call serves one
+// Private to calls/: what the files of the Portals engine share. A Call serves one
 // request of a rank (its methods live in portals_engine.cpp for NIs, tables and MDs,
 // list_calls.cpp for MEs/LEs and unexpected headers, event_calls.cpp for event queues and
 // counters, data_calls.cpp for Put, Get, atomics and triggered operations); the polling

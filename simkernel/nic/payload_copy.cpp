@@ -36,9 +36,9 @@ bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& t
         else if (rank->pid == from.pid) source = rank.get();
     }
     if (!target) return false;
-    // As for the server's own writes (rank_memory.cpp): the date first, then the bytes,
-    // then a rank waiting on its memory holds time again (memory_waits.hpp). If the order
-    // fails, the two-copy path that follows does the same.
+    // As for the server's own writes (services/rank_memory.cpp): the date first, then the
+    // bytes, then a rank waiting on its memory holds time again (scheduling/memory_waits.hpp).
+    // If the order fails, the two-copy path that follows does the same.
     // Its threads copy, and the server waits for them (a source that copies half is in the
     // simulation: never stopped).
     g_scheduling_hooks.resume_rank(*target);

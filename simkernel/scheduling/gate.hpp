@@ -16,7 +16,7 @@ extern uint32_t g_node_count;  // for re-attach answers
 void gate_actor();
 
 // An empty poll has begun: the gate, if parked in simulated time, wakes up to keep its
-// deadline (portals_engine.hpp, end_polls) and to see whether anything else is left to
+// deadline (calls/portals_engine.hpp, end_polls) and to see whether anything else is left to
 // happen. A proxy that computed (the measured CPU model) before its poll may leave the
 // simulation stalled as it begins.
 void wake_gate_for_poll();
