@@ -14,7 +14,7 @@ namespace s4bxi::launcher {
 inline constexpr int kExitUsage = 2;             // bad options, program or platform file
 inline constexpr int kExitTimeout = 124;         // --timeout expired
 inline constexpr int kExitLauncherFailure = 125; // the launcher could not run the simulation
-// The server's status when a rank died before finishing (simkernel/context.hpp).
+// The server's status when a rank died before finishing (simkernel/run/outcome.hpp).
 inline constexpr int kServerExitRankCrash = 10;
 inline constexpr int kServerExitRankAbort = 15;  // a rank called PMI_Abort: its status is in the summary
 

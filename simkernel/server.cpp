@@ -17,19 +17,21 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "channel/rank_socket.hpp"
-#include "context.hpp"
+#include "calls/portals_engine.hpp"
+#include "nic/message_hooks.hpp"
 #include "nic/nic_model.hpp"
+#include "nic/trace.hpp"
 #include "observation/progress_line.hpp"
 #include "observation/summary.hpp"
 #include "observation/timeline.hpp"
-#include "observation/trace.hpp"
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
 #include "platform/unused_models.hpp"
-#include "portals/portals_engine.hpp"
+#include "registration/rank_socket.hpp"
+#include "run/context.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
+#include "scheduling/scheduling_hooks.hpp"
 #include "services/rank_delivery.hpp"
 #include "services/seccomp_supervisor.hpp"
 
@@ -309,8 +311,17 @@ int Server::finish()
     return ctx.outcome.exit_code;
 }
 
+// The layers below scheduling/ and observation/ tell them what happens through hooks: set
+// before anything can happen.
+void install_hooks()
+{
+    install_scheduling_hooks();
+    g_message_hooks = {observe::message_issued, observe::message_landed};
+}
+
 int Server::run()
 {
+    install_hooks();
     Context& ctx = context();
     ctx.wall_start = wall_now();
     ctx.host_load_at_start = host_load();

@@ -1,11 +1,11 @@
 // The server's life: platform, registration of every rank, simulation, summary.
 #pragma once
 
-#include "context.hpp"
+#include "run/context.hpp"
 
 namespace s4bxi::sim {
 
-// Returns the process exit status (0, or one of the kExit* codes of context.hpp).
+// Returns the process exit status (0, or one of the kExit* codes of run/outcome.hpp).
 int run_server(Config config);
 
 }  // namespace s4bxi::sim

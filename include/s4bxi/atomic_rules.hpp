@@ -1,5 +1,5 @@
 // Which Portals atomic operations apply to which datatypes, and the datatypes' sizes: the
-// server checks them (simkernel/portals/data_calls.cpp) and the rank too, before it posts
+// server checks them (simkernel/calls/data_calls.cpp) and the rank too, before it posts
 // an atomic the server must not refuse (libinterpose/portals/posted_commands.cpp).
 #pragma once
 

@@ -4,7 +4,7 @@
 // look at (the NIs, MDs, portal table entries and counters the server gave it, their
 // limits and options, the NIs' maps, the target nodes it has already reached, its list
 // entries: entry_handles.hpp) and posts only a call that passes every check of the
-// server's (Call::prepare in simkernel/portals/data_calls.cpp, Call::new_entry in
+// server's (Call::prepare in simkernel/calls/data_calls.cpp, Call::new_entry in
 // list_calls.cpp). Any doubt, and the call waits for the server as before.
 #pragma once
 

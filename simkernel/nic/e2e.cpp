@@ -7,7 +7,7 @@
 #include <simgrid/kernel/Timer.hpp>
 
 #include "nic/nic_model.hpp"
-#include "scheduling/gate.hpp"
+#include "run/scheduling_hooks.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_e2e, "BXI end-to-end reliability and flow control");
 
@@ -96,7 +96,7 @@ void E2eTracker::acknowledge(const E2eRecordPtr& record)
         arm();
         // Last, once the timers are right: waking the gate is a simcall, during which
         // other actors run (and may arm a timer of their own).
-        wake_gate_for_withdrawn_event();
+        g_scheduling_hooks.wake_gate_for_withdrawn_event();
     }
 }
 

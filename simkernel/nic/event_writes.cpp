@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "nic/nic_internal.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_nic);
 

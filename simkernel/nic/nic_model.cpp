@@ -8,13 +8,12 @@
 #include <map>
 
 
+#include "nic/message_hooks.hpp"
 #include "nic/nic_internal.hpp"
 #include "nic/payload_copy.hpp"
-#include "observation/timeline.hpp"
 #include "portals/atomics.hpp"
-#include "portals/portals_engine.hpp"
-#include "scheduling/gate.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
+#include "run/scheduling_hooks.hpp"
 #include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_nic, "The BXI NIC model");
@@ -130,7 +129,7 @@ NicTask<> Nic::rx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = co_await rx_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
-        observe::message_landed(*message);
+        g_message_hooks.landed(*message);
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
                              message->type == MessageType::E2eAck;
         if (trace::enabled() && !blocking_send)  // until this RX takes it, as the reference traces

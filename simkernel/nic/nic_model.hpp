@@ -18,7 +18,7 @@
 #include "nic/instant_order.hpp"
 #include "nic/lone_transfers.hpp"
 #include "nic/nic_task.hpp"
-#include "observation/trace.hpp"
+#include "nic/trace.hpp"
 #include "platform/platform.hpp"
 #include "portals/portals_state.hpp"
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "nic/nic_internal.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 #include "services/rank_region.hpp"
 
 namespace s4bxi::sim {

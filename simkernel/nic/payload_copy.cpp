@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "context.hpp"
-#include "scheduling/memory_waits.hpp"
-#include "scheduling/rank_throttle.hpp"
+#include "run/context.hpp"
+#include "run/memory_write.hpp"
+#include "run/scheduling_hooks.hpp"
 #include "services/rank_delivery.hpp"
 
 namespace s4bxi::sim {
@@ -36,11 +36,12 @@ bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& t
         else if (rank->pid == from.pid) source = rank.get();
     }
     if (!target) return false;
-    // As for the server's own writes (rank_memory.cpp): the date first, then the bytes,
-    // then a rank waiting on its memory holds time again (memory_waits.hpp). If the order
-    // fails, the two-copy path that follows does the same.
-    resume_rank(*target);  // its threads copy, and the server waits for them (a source
-                           // that copies half is in the simulation: never stopped)
+    // As for the server's own writes (services/rank_memory.cpp): the date first, then the
+    // bytes, then a rank waiting on its memory holds time again (scheduling/memory_waits.hpp).
+    // If the order fails, the two-copy path that follows does the same.
+    // Its threads copy, and the server waits for them (a source that copies half is in the
+    // simulation: never stopped).
+    g_scheduling_hooks.resume_rank(*target);
     MemoryWrite write(to.pid);
     auto in_service = [](const RankRecord& r) { return r.in_service && !r.serving_posted; };
     DeliverySide from_side{source ? source->slot.object : nullptr, from.pid, from.start + from_offset,

@@ -5,8 +5,7 @@
 
 #include "nic/nic_internal.hpp"
 #include "nic/payload_copy.hpp"
-#include "portals/portals_engine.hpp"
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_nic);
 

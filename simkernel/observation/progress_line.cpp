@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
+#include "run/context.hpp"
 
 namespace s4bxi::sim::observe {
 

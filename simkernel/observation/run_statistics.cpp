@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "context.hpp"
 #include "portals/portals_state.hpp"
+#include "run/context.hpp"
 #include "s4bxi/call_records.hpp"
 #include "s4bxi/summary_keys.hpp"
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <fstream>
 
-#include "context.hpp"
+#include "host/process_memory.hpp"
 #include "observation/timeline.hpp"
 #include "platform/platform.hpp"
-#include "services/process_memory.hpp"
-#include "services/rank_delivery.hpp"
+#include "run/context.hpp"
 #include "s4bxi/summary_keys.hpp"
+#include "services/rank_delivery.hpp"
 
 namespace s4bxi::sim {
 

@@ -9,10 +9,10 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
 #include "nic/nic_model.hpp"
 #include "observation/run_statistics.hpp"
 #include "observation/timeline_sinks.hpp"
+#include "run/context.hpp"
 #include "s4bxi/call_records.hpp"
 
 namespace s4bxi::sim::observe {

@@ -8,12 +8,11 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "run/config.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
@@ -23,14 +22,6 @@ struct Transfer;
 struct Message;
 
 namespace observe {
-
-struct Options {
-    std::string timeline_file;  // Chrome trace-event JSON ("": none)
-    std::string paje_file;      // Paje ("": none)
-    std::vector<int> ranks;     // ranks to show (empty: all)
-    double window_start = 0.0;  // simulated seconds
-    double window_end = std::numeric_limits<double>::infinity();
-};
 
 // Opens the files (throws std::runtime_error when one cannot be written).
 void open(const Options& options);

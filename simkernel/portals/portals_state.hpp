@@ -207,4 +207,18 @@ struct RankPortals {
     size_t payloads_in_memory_pruned = 0;  // their number after the last pruning
 };
 
+// An entry leaves its list (PtlMEUnlink, a use-once entry used, a triggered unlink): a
+// PtlTriggeredMEAppend still pending never happens; its handle slot becomes free.
+void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry);
+// The entry's handle slot, if it still holds this entry, becomes free.
+void release_handle(RankPortals& owner, const ListEntryPtr& entry);
+// The entry at this index is gone: its slot is free, and the rank may choose it again once
+// it has had a reply (wire::EntrySlot).
+void forget_entry(RankPortals& owner, uint32_t index);
+
+// The rank of the process on one of its NIs (PtlGetId on a logical NI): its index in the
+// NI's map (PtlSetMap), which need not follow the launcher's order; without a map naming
+// it, its launcher rank.
+uint32_t own_rank(const RankPortals& p, const NetworkInterface& ni);
+
 }  // namespace s4bxi::sim

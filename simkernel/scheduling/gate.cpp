@@ -14,11 +14,11 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
-#include "channel/rank_socket.hpp"
-#include "context.hpp"
+#include "calls/portals_engine.hpp"
 #include "observation/progress_line.hpp"
-#include "portals/portals_engine.hpp"
 #include "portals/portals_report.hpp"
+#include "registration/rank_socket.hpp"
+#include "run/context.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "s4bxi/time_math.hpp"
 #include "scheduling/memory_waits.hpp"
@@ -31,7 +31,6 @@ XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_gate, "The conservative gate");
 
 namespace s4bxi::sim {
 
-uint64_t g_sim_activity = 0;
 uint64_t g_requests_served = 0;
 uint32_t g_node_count = 0;
 

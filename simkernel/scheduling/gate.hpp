@@ -4,11 +4,10 @@
 
 #include <cstdint>
 
+#include "run/scheduling_hooks.hpp"
+
 namespace s4bxi::sim {
 
-// Bumped by every simulated actor each time it does something; lets the gate tell a
-// quiet simulation from one whose actors are still running at the current date.
-extern uint64_t g_sim_activity;
 // Requests the proxies have answered: with the empty polls that found nothing
 // (g_vain_polls), what tells vain polling from progress.
 extern uint64_t g_requests_served;
@@ -17,7 +16,7 @@ extern uint32_t g_node_count;  // for re-attach answers
 void gate_actor();
 
 // An empty poll has begun: the gate, if parked in simulated time, wakes up to keep its
-// deadline (portals_engine.hpp, end_polls) and to see whether anything else is left to
+// deadline (calls/portals_engine.hpp, end_polls) and to see whether anything else is left to
 // happen. A proxy that computed (the measured CPU model) before its poll may leave the
 // simulation stalled as it begins.
 void wake_gate_for_poll();

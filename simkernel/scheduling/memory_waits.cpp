@@ -4,8 +4,8 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
-#include "portals/portals_engine.hpp"
+#include "run/context.hpp"
+#include "calls/portals_engine.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_memory_waits, "Ranks waiting on their memory");
 
@@ -118,30 +118,29 @@ void memory_budget_restarts(RankRecord& r)
     r.reply_reading_before = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
 }
 
-MemoryWrite::MemoryWrite(pid_t pid)
+RankRecord* memory_write_begins(pid_t pid)
 {
-    if (g_memory_waiters == 0 && g_counted_ranks == 0) return;
+    if (g_memory_waiters == 0 && g_counted_ranks == 0) return nullptr;
     for (auto& rank : context().registry.ranks()) {
         RankRecord& r = *rank;
         if (r.pid != pid) continue;
         if (r.lockstep) ++r.memory_writes;
-        if (!r.waits_on_memory) return;
+        if (!r.waits_on_memory) return nullptr;
         // Its clock reads the date of the write, as after a reply: the server sets it as
         // it does for the sleeps it answers on the rank's behalf (wire::Slot).
         double date = simgrid::s4u::Engine::get_clock();
         uint64_t bits;
         std::memcpy(&bits, &date, sizeof bits);
         r.slot.object->sim_time_at_reply_bits.store(bits, std::memory_order_release);
-        waiting_ = &r;
-        return;
+        return &r;
     }
+    return nullptr;
 }
 
-void MemoryWrite::landed()
+void memory_write_landed(RankRecord* waiting)
 {
-    if (!waiting_) return;
-    RankRecord& r = *waiting_;
-    waiting_ = nullptr;
+    if (!waiting) return;
+    RankRecord& r = *waiting;
     if (!r.waits_on_memory) return;  // woken already
     memory_wait_over(r);
     // Its budget starts again now: the rank may take as long as it needs to see the

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim {
 
@@ -47,21 +47,10 @@ void memory_wait_over(RankRecord& rank);
 // budget starts from its own reading of its CPU clock after it, once the slot holds it.
 void memory_budget_restarts(RankRecord& rank);
 
-// The simulated NIC writes into the memory of process `pid` (a payload, an atomic's
-// result), for the life of this object. Before the bytes, the clock of a rank of it that
-// waits on its memory reads this date (a rank that sees the bytes must read their date);
-// after them (landed()), the rank holds time again from this instant, and the gate is woken
-// to see it. A rank whose threads are in lockstep counts the write (wire::Reply::
-// memory_writes).
-class MemoryWrite {
-public:
-    explicit MemoryWrite(pid_t pid);
-    MemoryWrite(const MemoryWrite&) = delete;
-    MemoryWrite& operator=(const MemoryWrite&) = delete;
-    void landed();
-
-private:
-    RankRecord* waiting_ = nullptr;
-};
+// A write into the memory of process `pid` begins (run/memory_write.hpp): the rank of it
+// that waits on its memory, if any, reads the write's date from now on.
+RankRecord* memory_write_begins(pid_t pid);
+// The bytes of that write are there: the rank that waited holds time again.
+void memory_write_landed(RankRecord* waiting);
 
 }  // namespace s4bxi::sim

@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
+#include "calls/portals_engine.hpp"
 #include "channel/channel_server.hpp"
-#include "context.hpp"
-#include "portals/portals_engine.hpp"
+#include "run/context.hpp"
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/thread_state.hpp"
 #include "scheduling/gate.hpp"

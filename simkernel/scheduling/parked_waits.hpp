@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
+#include "run/registry.hpp"
 #include "s4bxi/wire.hpp"
-#include "scheduling/registry.hpp"
 
 namespace s4bxi::sim {
 

@@ -9,19 +9,19 @@
 #include <cstring>
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
+#include "calls/portals_engine.hpp"
+#include "host/process_memory.hpp"
 #include "nic/nic_model.hpp"
+#include "nic/trace.hpp"
 #include "observation/timeline.hpp"
-#include "observation/trace.hpp"
-#include "portals/portals_engine.hpp"
+#include "run/context.hpp"
+#include "s4bxi/slot_futex.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/parked_waits.hpp"
 #include "scheduling/thread_hold.hpp"
 #include "services/outside_wait_service.hpp"
 #include "services/pmi_service.hpp"
-#include "services/process_memory.hpp"
-#include "s4bxi/slot_futex.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_proxy, "Rank proxies");
 

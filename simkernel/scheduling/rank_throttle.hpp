@@ -11,7 +11,7 @@
 // still come, and the ranks behind it get the cores.
 #pragma once
 
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim {
 

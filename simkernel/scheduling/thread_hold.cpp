@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "portals/portals_engine.hpp"
-#include "scheduling/registry.hpp"
+#include "calls/portals_engine.hpp"
+#include "run/registry.hpp"
 
 namespace s4bxi::sim {
 namespace {

@@ -7,7 +7,8 @@
 #include <simgrid/s4u.hpp>
 #include <vector>
 
-#include "context.hpp"
+#include "run/context.hpp"
+#include "services/outside_waits.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_outside, "Waits outside the simulation announced by ranks");
 

@@ -2,16 +2,6 @@
 
 namespace s4bxi::sim {
 
-const char* to_string(OutsideWait wait)
-{
-    switch (wait) {
-    case OutsideWait::None: return "none";
-    case OutsideWait::Others: return "waits for the other participants";
-    case OutsideWait::Hold: return "holds time";
-    }
-    return "?";
-}
-
 FenceBook::Arrival FenceBook::arrive(int rank, const std::vector<int>& participants)
 {
     auto& entered = entered_[participants];

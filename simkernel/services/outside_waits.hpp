@@ -16,15 +16,9 @@
 #include <map>
 #include <vector>
 
+#include "run/outside_wait.hpp"
+
 namespace s4bxi::sim {
-
-enum class OutsideWait {
-    None,
-    Others,  // in a collective that not every participant has entered: time may run
-    Hold,    // comes back without the simulation: time waits for it
-};
-
-const char* to_string(OutsideWait wait);
 
 // Successive fences over sets of ranks. The k-th fence a rank enters among a given set of
 // participants is the k-th fence of every participant of that set.

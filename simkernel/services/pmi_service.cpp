@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <simgrid/s4u.hpp>
 
-#include "context.hpp"
-#include "scheduling/registry.hpp"
+#include "run/context.hpp"
+#include "run/registry.hpp"
 #include "services/pmi_kvs.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_pmi, "PMI-1 bootstrap service");

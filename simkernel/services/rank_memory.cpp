@@ -2,7 +2,7 @@
 
 #include <sys/uio.h>
 
-#include "scheduling/memory_waits.hpp"
+#include "run/memory_write.hpp"
 
 namespace s4bxi::sim {
 namespace {
@@ -38,7 +38,8 @@ bool write_interposer_memory(pid_t pid, uint64_t address, const void* buffer, ui
 bool write_rank_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length)
 {
     // A rank waiting on this memory must read the write's date as soon as it can see the
-    // write: the date first, then the bytes, then it holds time again (memory_waits.hpp).
+    // write: the date first, then the bytes, then it holds time again
+    // (scheduling/memory_waits.hpp).
     MemoryWrite write(pid);
     bool written = write_interposer_memory(pid, address, buffer, length);
     write.landed();

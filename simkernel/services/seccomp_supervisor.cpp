@@ -20,9 +20,9 @@
 #include <cstring>
 #include <deque>
 
+#include "host/thread_cpu_clock.hpp"
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/time_math.hpp"
-#include "scheduling/thread_cpu_clock.hpp"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE
 #define SECCOMP_USER_NOTIF_FLAG_CONTINUE (1UL << 0)

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "observation/trace.hpp"
+#include "nic/trace.hpp"
 
 using namespace s4bxi::sim;
 namespace fs = std::filesystem;

@@ -53,11 +53,4 @@ bool polls_settled();
 // Ends the empty polls whose deadline is at or before `date` (+infinity: all of them).
 void end_polls(double date);
 
-void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry);
-
-// The rank of the process on one of its NIs (PtlGetId on a logical NI): its index in the
-// NI's map (PtlSetMap), which need not follow the launcher's order; without a map naming
-// it, its launcher rank.
-uint32_t own_rank(const RankPortals& p, const NetworkInterface& ni);
-
 }  // namespace s4bxi::sim

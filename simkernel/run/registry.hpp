@@ -13,9 +13,9 @@
 #include <simgrid/s4u.hpp>
 
 #include "channel/channel_server.hpp"
+#include "host/thread_cpu_clock.hpp"
+#include "run/outside_wait.hpp"
 #include "s4bxi/wire.hpp"
-#include "scheduling/thread_cpu_clock.hpp"
-#include "services/outside_waits.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,13 +1,13 @@
 // The Portals engine's entry points (serve_portals, attach_portals, the polls the gate
 // keeps), and the calls on NIs, portal table entries and memory descriptors.
-#include "portals/portals_engine.hpp"
+#include "calls/portals_engine.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 
-#include "portals/call.hpp"
+#include "calls/call.hpp"
 #include "services/rank_memory.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_portals, "The Portals 4 engine");
@@ -396,11 +396,6 @@ int Call::get_id(bool physical)
 }  // namespace engine
 
 using namespace engine;
-
-uint32_t own_rank(const RankPortals& p, const NetworkInterface& ni)
-{
-    return ni.rank_of(p.nid, ni.pid).value_or(static_cast<uint32_t>(p.rank->rank));
-}
 
 RankPortals& attach_portals(RankRecord& rank, sg4::Host* core, uint32_t nid)
 {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "run/registry.hpp"
 #include "s4bxi/wire.hpp"
-#include "scheduling/registry.hpp"
 
 namespace s4bxi::sim {
 

@@ -1,4 +1,4 @@
-#include "scheduling/thread_cpu_clock.hpp"
+#include "host/thread_cpu_clock.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

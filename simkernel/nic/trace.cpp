@@ -1,4 +1,4 @@
-#include "observation/trace.hpp"
+#include "nic/trace.hpp"
 
 #include <atomic>
 #include <cerrno>

@@ -1,19 +1,27 @@
-// What the server's parts share during a run: configuration, ranks, outcome.
+// How the server was asked to run: the command line the launcher gives (main.cpp).
 #pragma once
 
-#include <atomic>
+#include <limits>
 #include <string>
 #include <vector>
 
-#include <simgrid/s4u.hpp>
-
-#include "channel/channel_server.hpp"
-#include "observation/timeline.hpp"
 #include "s4bxi/wire.hpp"
-#include "scheduling/registry.hpp"
-#include "services/process_memory.hpp"
 
 namespace s4bxi::sim {
+
+namespace observe {
+
+// What observation/ is asked to write: part of the run's configuration, which every layer
+// may read, hence here rather than beside the timeline.
+struct Options {
+    std::string timeline_file;  // Chrome trace-event JSON ("": none)
+    std::string paje_file;      // Paje ("": none)
+    std::vector<int> ranks;     // ranks to show (empty: all)
+    double window_start = 0.0;  // simulated seconds
+    double window_end = std::numeric_limits<double>::infinity();
+};
+
+}  // namespace observe
 
 struct Config {
     std::string run_dir;
@@ -45,46 +53,5 @@ struct Config {
         return cpu_model == wire::CpuModel::Zero && (rule == ForRanks::On || (rule == ForRanks::Auto && openshmem));
     }
 };
-
-// How the run ended. The first failure recorded wins.
-struct Outcome {
-    std::string status = "ok";  // ok, rank-crash, deadlock, registration-timeout, error
-    std::string message;
-    int exit_code = 0;
-    int abort_status = -1;  // status "abort": the status a rank gave PMI_Abort
-
-    bool failed() const { return status != "ok"; }
-    void fail(std::string kind, std::string text, int code)
-    {
-        if (failed()) return;
-        status = std::move(kind);
-        message = std::move(text);
-        exit_code = code;
-    }
-};
-
-// Exit codes of s4bxi-simkernel (documented in docs/usage.md).
-inline constexpr int kExitRankCrash = 10;
-inline constexpr int kExitDeadlock = 11;
-inline constexpr int kExitRegistration = 12;
-inline constexpr int kExitConfig = 13;
-inline constexpr int kExitInterrupted = 14;
-// A rank called PMI_Abort: the run ends, and the launcher exits with the rank's status
-// (Outcome::abort_status, in the summary).
-inline constexpr int kExitRankAbort = 15;
-
-extern std::atomic<bool> g_terminate_requested;
-
-struct Context {
-    Config config;
-    Registry registry;
-    SharedObject<wire::Doorbell> doorbell;
-    Outcome outcome;
-    simgrid::s4u::SemaphorePtr gate_wakeup;  // released by proxies when their rank runs again
-    double wall_start = 0.0;
-    HostLoad host_load_at_start;  // for the summary: what else the host was doing
-};
-
-Context& context();
 
 }  // namespace s4bxi::sim

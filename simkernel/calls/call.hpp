@@ -1,4 +1,4 @@
-// Private to portals/: what the files of the Portals engine share. A Call serves one
+// Private to calls/: what the files of the Portals engine share. A Call serves one
 // request of a rank (its methods live in portals_engine.cpp for NIs, tables and MDs,
 // list_calls.cpp for MEs/LEs and unexpected headers, event_calls.cpp for event queues and
 // counters, data_calls.cpp for Put, Get, atomics and triggered operations); the polling
@@ -16,12 +16,11 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "calls/portals_engine.hpp"
 #include "nic/nic_model.hpp"
-#include "portals/portals_engine.hpp"
+#include "run/registry.hpp"
+#include "run/scheduling_hooks.hpp"
 #include "s4bxi/poll_work.hpp"
-#include "scheduling/gate.hpp"
-#include "scheduling/parked_waits.hpp"
-#include "scheduling/registry.hpp"
 
 namespace s4bxi::sim::engine {
 
@@ -59,11 +58,6 @@ void poll_found_work(RankPortals& p);
 uint64_t events_looked(const RankPortals& p);
 void set_events_looked(RankPortals& p, uint64_t events);
 
-// The entry's handle slot, if it still holds this entry, becomes free.
-void release_handle(RankPortals& owner, const ListEntryPtr& entry);
-// The entry at this index is gone: its slot is free, and the rank may choose it again once
-// it has had a reply (wire::EntrySlot).
-void forget_entry(RankPortals& owner, uint32_t index);
 // The trigger of a PtlTriggeredMEAppend fired: the entry is linked at this instant, and
 // its events are written by an actor of the NIC.
 void append_triggered(RankPortals& owner, const ListEntryPtr& entry);
@@ -152,7 +146,7 @@ private:
     bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
         if (ticket_ && !ticket_->parked) {
-            park_if_needed(r_, request_, *ticket_);
+            g_scheduling_hooks.park_if_needed(r_, request_, *ticket_);
             // Parking is simcalls (the next proxy's creation, the gate's wake-up), during
             // which other actors ran: the NIC may have written the count or the event this
             // wait waits for, and notified before this proxy waited. The caller looks at
@@ -232,7 +226,7 @@ private:
             p_.poll_until = deadline;
             p_.poll_ended = false;
             ++g_polls_in_progress;
-            wake_gate_for_poll();
+            g_scheduling_hooks.wake_gate_for_poll();
         }
         ~PollInProgress()
         {

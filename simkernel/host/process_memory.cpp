@@ -1,4 +1,4 @@
-#include "services/process_memory.hpp"
+#include "host/process_memory.hpp"
 
 #include <sys/resource.h>
 

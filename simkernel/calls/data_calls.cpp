@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "observation/timeline.hpp"
+#include "calls/call.hpp"
+#include "nic/message_hooks.hpp"
 #include "portals/atomics.hpp"
-#include "portals/call.hpp"
 
 namespace s4bxi::sim::engine {
 
@@ -113,7 +113,7 @@ int Call::data(MessageType kind, bool swap)
     ++r_.portals_ops;
     ++r_.messages_sent;
     if (kind != MessageType::Get) r_.bytes_sent += t->length;
-    observe::message_issued(r_, *t);
+    g_message_hooks.issued(r_, *t);
 
     NetworkInterface& n = p_.nis[t->ni_index];
     r_.waiting_on = "a free slot in the NIC command queue";
@@ -193,7 +193,7 @@ int Call::triggered()
         if (t->ni_index != trigger->ni) return PTL_ARG_INVALID;
         if (kind != MessageType::Get) r_.bytes_sent += t->length;
         ++r_.messages_sent;
-        observe::message_issued(r_, *t);
+        g_message_hooks.issued(r_, *t);
         fire = [t] { issue_triggered(t); };
     }
     ++r_.portals_ops;

@@ -1,4 +1,4 @@
-#include "scheduling/registry.hpp"
+#include "run/registry.hpp"
 
 #include <algorithm>
 
@@ -12,6 +12,16 @@ const char* to_string(RankPhase phase)
     case RankPhase::Waiting: return "waiting in the simulation";
     case RankPhase::Finished: return "finished";
     case RankPhase::Dead: return "dead";
+    }
+    return "?";
+}
+
+const char* to_string(OutsideWait wait)
+{
+    switch (wait) {
+    case OutsideWait::None: return "none";
+    case OutsideWait::Others: return "waits for the other participants";
+    case OutsideWait::Hold: return "holds time";
     }
     return "?";
 }

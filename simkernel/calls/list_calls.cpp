@@ -2,26 +2,12 @@
 // the unexpected headers an appended entry or a search claims.
 #include <fmt/format.h>
 
-#include "portals/call.hpp"
+#include "calls/call.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(s4bxi_portals);
 
 namespace s4bxi::sim {
 namespace engine {
-
-void forget_entry(RankPortals& owner, uint32_t index)
-{
-    owner.entries[index].reset();
-    if (owner.mirror && index < wire::kMirroredEntries)
-        wire::free_entry_slot(owner.mirror->entries[index], owner.mirror->replies.load(std::memory_order_relaxed));
-}
-
-// The entry's handle slot, if it still holds this entry, becomes free.
-void release_handle(RankPortals& owner, const ListEntryPtr& entry)
-{
-    uint32_t index = handle_index(entry->handle);
-    if (index < owner.entries.size() && owner.entries[index] == entry) forget_entry(owner, index);
-}
 
 namespace {
 
@@ -295,23 +281,6 @@ int Call::me_unlink()
     return PTL_OK;
 }
 }  // namespace engine
-
-void unlink_entry(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry)
-{
-    if (entry->pending_append) {  // unlinked before its triggered append: it never will be
-        entry->pending_append = false;
-        engine::release_handle(owner, entry);
-        return;
-    }
-    if (!entry->linked) return;
-    entry->linked = false;
-    if (entry->pt_index < ni.table.size()) {
-        PortalTableEntry& pt = ni.table[entry->pt_index];
-        pt.priority.remove(entry);
-        pt.overflow.remove(entry);
-    }
-    engine::release_handle(owner, entry);
-}
 
 uint64_t g_vain_polls = 0;
 

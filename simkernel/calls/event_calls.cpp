@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "portals/call.hpp"
+#include "calls/call.hpp"
 
 namespace s4bxi::sim::engine {
 

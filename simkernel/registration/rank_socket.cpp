@@ -1,4 +1,4 @@
-#include "channel/rank_socket.hpp"
+#include "registration/rank_socket.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "context.hpp"
+#include "run/context.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "services/rank_delivery.hpp"
 
