@@ -27,8 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mpi"))
-from mpi_run_env import launch_environment, missing_components, native_environment  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.mpi_env import launch_environment, missing_components, native_environment  # noqa: E402
 
 SKIP = 77
 TIMEOUT = 1500  # seconds of wall time for one run under the launcher

@@ -49,7 +49,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components, native_environment
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.mpi_env import launch_environment, missing_components, native_environment  # noqa: E402
 
 SKIP = 77
 HPL_N = 128  # the HPL problem size, from which HPCC sizes its other tests too

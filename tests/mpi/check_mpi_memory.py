@@ -12,7 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 LIMIT = 300 * 10**6

@@ -35,7 +35,8 @@ import threading
 import zlib
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 ROUNDS, COUNT = 20, 1024

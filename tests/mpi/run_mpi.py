@@ -61,9 +61,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from mpi_run_env import launch_environment
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.mpi_env import launch_environment  # noqa: E402
 from testkit import run_summary  # noqa: E402
 
 SKIP = 77
