@@ -69,6 +69,12 @@ def simulated_part(summary):
     return part
 
 
+def host_independent(path):
+    """The summary at `path` without what depends on the host (simulated_part), or None if
+    it is missing: what two zero-model runs of a program must share."""
+    return simulated_part(load(path))
+
+
 def differences(first, second, prefix=""):
     """The fields of two summaries (or parts) that differ, as 'path: a != b' lines."""
     if isinstance(first, dict) and isinstance(second, dict):
