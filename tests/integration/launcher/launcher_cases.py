@@ -21,7 +21,7 @@ import uuid
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit.cases import check, run_case  # noqa: E402
 from testkit.launch import environment, run  # noqa: E402
-from testkit.run_summary import SCHEMA, SCHEMA_PATH, schema_problems  # noqa: E402
+from testkit.run_summary import SCHEMA, SCHEMA_PATH, key_names, schema_problems  # noqa: E402
 
 LAUNCHER, VERSION, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TAG_NAME = "LAUNCHER_TEST_TAG"
@@ -235,19 +235,12 @@ def summary_written(arguments, status):
             return json.load(f)
 
 
-def schema_keys(fields):
-    names = set(fields)
-    for spec in fields.values():
-        names |= schema_keys(spec.get("fields", {})) | schema_keys(spec.get("items", {}).get("fields", {}))
-    return names
-
-
 def case_summary_schema():
     # The C++ spells the summary's keys from the build's s4bxi/summary_keys.hpp, generated
     # from the schema: it names the schema's keys and version, no other.
     header = Path(LAUNCHER).resolve().parent.parent / "include" / "s4bxi" / "summary_keys.hpp"
     text = header.read_text()
-    check(set(re.findall(r'constexpr const char\* (\w+) = "\1";', text)) == schema_keys(SCHEMA["fields"]),
+    check(set(re.findall(r'constexpr const char\* (\w+) = "\1";', text)) == key_names(),
           f"{header} and {SCHEMA_PATH} name other keys")
     check(f"kVersion = {SCHEMA['version']};" in text, f"{header} has another version than {SCHEMA_PATH}")
     # Summaries of runs that end in each way follow the schema: ok, under the measured CPU
