@@ -39,8 +39,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests"))  # testkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 import mpi_compare  # noqa: E402
 from testkit.launch import command, environment, run  # noqa: E402
 from testkit.mpi_env import root_consent  # noqa: E402

@@ -28,7 +28,7 @@ import tomllib
 from pathlib import Path
 
 SOURCES = Path(__file__).resolve().parent
-sys.path.insert(0, str(SOURCES.parent / "tests"))  # testkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 from testkit.launch import LaunchTimeout, command, run as run_command  # noqa: E402
 from testkit.mpi_env import root_consent  # noqa: E402
 

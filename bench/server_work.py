@@ -32,7 +32,7 @@ from pathlib import Path
 import compare_simulators
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # testkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 from testkit.launch import command, environment, run  # noqa: E402
 
 # (name, workload): a workload of compare_simulators.py, `n` the shorter run's iterations here.

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # testkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 from testkit import model  # noqa: E402
 from testkit.launch import launch  # noqa: E402
 from testkit.sos import sos_prefix  # noqa: E402
