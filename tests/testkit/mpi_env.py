@@ -12,8 +12,8 @@ from .osu import osu_directory
 
 
 def launch_environment():
-    """The test's environment without S4BXI_* and OMPI_MCA_* variables (launch.environment):
-    the run gets the launcher's own settings, not the caller's."""
+    """The test's environment without S4BXI_* and OMPI_MCA_* variables nor LD_PRELOAD
+    (launch.environment): the run gets the launcher's own settings, not the caller's."""
     return environment(mpi=True)
 
 
