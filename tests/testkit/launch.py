@@ -11,13 +11,14 @@ import time
 
 
 def command(launcher, program, *arguments, ranks=2, mpirun=False, cpu_model="zero", timeout=None, settings=(),
-            options=(), summary=None, quiet=True):
+            options=(), summary=None, quiet=True, separate=False):
     """The command that runs `program` with `arguments` on `ranks` ranks through `launcher`.
     `ranks` None leaves -n out (the launcher's single rank, or `program` and `arguments`
     carry the launcher's own options); `mpirun` runs the program as `-- mpirun -np RANKS`
     instead; `cpu_model` None leaves the launcher's default; `timeout` is the launcher's
     --timeout (the run's own limit, s); `settings` are --set KEY=VALUE pairs; `options` go
-    as they are; `quiet` False leaves -q out."""
+    as they are; `quiet` False leaves -q out; `separate` puts `--` before the program (the
+    launcher's command mode: a program such as mpirun given with its own options)."""
     line = [str(launcher)] + (["-q"] if quiet else [])
     if ranks is not None and not mpirun:
         line += ["-n", str(ranks)]
@@ -30,8 +31,10 @@ def command(launcher, program, *arguments, ranks=2, mpirun=False, cpu_model="zer
     line += [str(option) for option in options]
     if summary is not None:
         line += ["--summary", str(summary)]
+    if separate or mpirun:
+        line.append("--")
     if mpirun:
-        line += ["--", "mpirun", "-np", str(ranks)]
+        line += ["mpirun", "-np", str(ranks)]
     return line + [str(program), *(str(argument) for argument in arguments)]
 
 
@@ -56,14 +59,14 @@ class LaunchTimeout(subprocess.TimeoutExpired):
         return f"{what} did not finish within {self.timeout:g} s\n{self.stderr or ''}"
 
 
-def run(line, wall_timeout=120, env=None, cwd=None, interrupt_after=None, new_session=False):
-    """Runs the command `line` (stdin empty, output captured as text) and returns the
+def run(line, wall_timeout=120, env=None, cwd=None, interrupt_after=None, new_session=False, stdin=subprocess.DEVNULL):
+    """Runs the command `line` (stdin empty unless given, output captured as text) and returns the
     finished process, with its wall time in seconds as `wall` and its process id as `pid`. `wall_timeout` (None: no
     bound) is the caller's wait: past it the process (with `new_session`, its whole
     session, which it then leads) is killed and LaunchTimeout raised. `interrupt_after`
     sends it SIGINT after that many seconds."""
     start = time.monotonic()
-    with subprocess.Popen(line, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    with subprocess.Popen(line, env=env, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, start_new_session=new_session) as process:
         try:
             if interrupt_after is not None:

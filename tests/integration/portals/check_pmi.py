@@ -15,7 +15,7 @@ errors = []
 
 def run(program, *arguments, ranks=None):
     """`ranks` None: the program alone, after `--` (not in spawn mode)."""
-    return launch(launcher, program, *arguments, ranks=ranks, timeout=100, options=() if ranks else ("--",))
+    return launch(launcher, program, *arguments, ranks=ranks, timeout=100, separate=not ranks)
 
 
 def check(condition, what, result):
