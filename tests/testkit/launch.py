@@ -59,15 +59,17 @@ class LaunchTimeout(subprocess.TimeoutExpired):
         return f"{what} did not finish within {self.timeout:g} s\n{self.stderr or ''}"
 
 
-def run(line, wall_timeout=120, env=None, cwd=None, interrupt_after=None, new_session=False, stdin=subprocess.DEVNULL):
-    """Runs the command `line` (stdin empty unless given, output captured as text) and returns the
+def run(line, wall_timeout=120, env=None, cwd=None, interrupt_after=None, new_session=False, stdin=subprocess.DEVNULL,
+        errors=None):
+    """Runs the command `line` (stdin empty unless given, output captured as text, decoded
+    with the `errors` handler of str.decode: strict unless given) and returns the
     finished process, with its wall time in seconds as `wall` and its process id as `pid`. `wall_timeout` (None: no
     bound) is the caller's wait: past it the process (with `new_session`, its whole
     session, which it then leads) is killed and LaunchTimeout raised. `interrupt_after`
     sends it SIGINT after that many seconds."""
     start = time.monotonic()
-    with subprocess.Popen(line, env=env, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, start_new_session=new_session) as process:
+    with subprocess.Popen(line, env=env, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, errors=errors, start_new_session=new_session) as process:
         try:
             if interrupt_after is not None:
                 time.sleep(interrupt_after)
