@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,12 +39,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests" / "shmem"))
-sys.path.insert(0, str(ROOT / "tests" / "reference"))
-import compare_with_reference as reference  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 import mpi_compare  # noqa: E402
-from run_shmem import host_independent  # noqa: E402
+from testkit.launch import command, environment, run  # noqa: E402
+from testkit.mpi_env import root_consent  # noqa: E402
+from testkit.run_summary import host_independent  # noqa: E402
+from testkit.sos import sos_prefix  # noqa: E402
 
 SOS_PROGRAMS = ["unit/lfinc", "unit/bcast", "unit/bigput", "unit/shmem_test", "unit/atomic_inc", "unit/barrier",
                 "unit/fcollect64", "unit/alltoall", "unit/get_nbi", "unit/put_nbi"]
@@ -79,8 +78,10 @@ class Workloads:
                     self.checks_only[test] = ["--", "mpirun", "-np", "4", str(build / "tests" / "mpi" / test)]
         else:
             self.problems.append("Open MPI components not built (tools/setup): Open MPI workloads skipped")
-        prefix_file = build / "sos-prefix"
-        sos = Path(prefix_file.read_text().strip()) if prefix_file.exists() else None
+        try:
+            sos = sos_prefix(build / "launcher" / "s4bxi-launch", None)
+        except LookupError:
+            sos = None
         if sos and (sos / "tests").exists():
             for program in SOS_PROGRAMS:
                 if (sos / "tests" / program).exists():
@@ -98,22 +99,18 @@ class Workloads:
 
 # The launcher's environment, the same for every run: no S4BXI_* setting of the caller's, and
 # mpirun's consent when run as root (it refuses root otherwise).
-ENVIRONMENT = reference.clean_env(
-    {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else None)
+ENVIRONMENT = environment(root_consent())
 
 
 def launch(side, args, work, summary=None):
-    """`side`: (launcher, server)."""
+    """`side`: (launcher, server); `args`: the launcher's options, then the program and its
+    arguments (Workloads)."""
     launcher, server = side
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--simkernel", str(server), "--timeout", "600"]
-    if summary:
-        command += ["--summary", str(summary)]
-    start = time.monotonic()
-    done = subprocess.run(command + args, capture_output=True, text=True, cwd=work, env=ENVIRONMENT)
-    wall = time.monotonic() - start
+    line = command(launcher, *args, ranks=None, timeout=600, options=("--simkernel", server), summary=summary)
+    done = run(line, wall_timeout=None, cwd=work, env=ENVIRONMENT)
     if done.returncode != 0:
-        sys.exit(f"compare_servers: {' '.join(command + args)} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall
+        sys.exit(f"compare_servers: {' '.join(line)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done.wall
 
 
 def load_average():

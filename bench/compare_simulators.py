@@ -53,10 +53,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "tests" / "reference"))
-import compare_with_reference as reference  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 import mpi_compare  # noqa: E402
 from endurance import memcpy_us  # noqa: E402
+from testkit import reference  # noqa: E402
+from testkit.launch import command, environment  # noqa: E402
 
 SOURCE_VARIABLE = "S4BXI_REFERENCE_SOURCE"
 # Part of the cache key: change it when the way the reference is built changes.
@@ -306,9 +307,9 @@ class Reference:
         library = self.libraries[row.kind]
         deploy = self.work / f"deploy-{row.kind}.xml"
         deploy.write_text(reference.reference_deployment_xml(arguments(row, iterations, False), e2e, row.ranks))
-        command = [str(self.prefix / "bin" / "s4bximain"), str(platform), str(deploy), str(library),
-                   library.stem.removeprefix("lib")]
-        return command, reference.reference_env(config, self.prefix, None)
+        argv = [str(self.prefix / "bin" / "s4bximain"), str(platform), str(deploy), str(library),
+                library.stem.removeprefix("lib")]
+        return argv, reference.reference_env(config, self.prefix, None)
 
 
 class Simulators:
@@ -333,13 +334,12 @@ class Simulators:
             name = f"mpi_{row.kind}"
             return self.runners.s4bxi(self.mpi["mpi", name], row.ranks, arguments(row, iterations, True), "zero")
         if side == "s4bxi":
-            command = [str(self.launcher), "-q", "--cpu-model", "zero", "--timeout", str(self.timeout),
-                       *reference.set_options(settings(row.ranks)), "-n", str(row.ranks),
-                       str(self.portals[row.kind]), *arguments(row, iterations, False)]
-            wall, done = mpi_compare.run(command, self.timeout + 30, reference.clean_env())
+            line = command(self.launcher, self.portals[row.kind], *arguments(row, iterations, False), ranks=row.ranks,
+                           timeout=self.timeout, settings=settings(row.ranks))
+            wall, done = mpi_compare.run(line, self.timeout + 30, environment())
             return mpi_compare.outcome(wall, None if done and done.returncode == 124 else done)
-        command, env = self.reference.command(row, iterations)
-        return mpi_compare.outcome(*mpi_compare.run(command, self.timeout, env))
+        argv, env = self.reference.command(row, iterations)
+        return mpi_compare.outcome(*mpi_compare.run(argv, self.timeout, env))
 
     def available(self, side, row):
         if side == "S4BXI":

@@ -34,9 +34,10 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))  # testkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 import mpi_compare  # noqa: E402
 from compare_servers import load_average  # noqa: E402
+from testkit.launch import command  # noqa: E402
 from testkit.osu import figures as osu_figures, osu_directory  # noqa: E402
 
 SKIP = 77
@@ -67,18 +68,17 @@ class Bench:
     def s4bxi(self, model, ranks, program, *args):
         """Runs `mpirun -np RANKS PROGRAM ARGS` under s4bxi-launch; (wall s, stdout) or None."""
         summary = self.work / "summary.json"
-        command = [str(self.runners.launcher), "-q", "--summary", str(summary), "--cpu-model", model,
-                   "--timeout", str(self.options.timeout), "--", "mpirun", "-np", str(ranks), str(program),
-                   *map(str, args)]
-        return self.finish(command, f"{Path(program).name} {' '.join(map(str, args))} on {ranks} ranks, {model}")
+        line = command(self.runners.launcher, program, *args, ranks=ranks, mpirun=True, cpu_model=model,
+                       timeout=self.options.timeout, summary=summary)
+        return self.finish(line, f"{Path(program).name} {' '.join(map(str, args))} on {ranks} ranks, {model}")
 
     def native(self, ranks, program, *args):
-        command = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader", "-np", str(ranks), str(program),
-                   *map(str, args)]
-        return self.finish(command, f"{Path(program).name} on {ranks} ranks, native")
+        line = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader", "-np", str(ranks), str(program),
+                *map(str, args)]
+        return self.finish(line, f"{Path(program).name} on {ranks} ranks, native")
 
-    def finish(self, command, what):
-        wall, done = mpi_compare.run(command, self.options.timeout + 30, self.runners.env)
+    def finish(self, line, what):
+        wall, done = mpi_compare.run(line, self.options.timeout + 30, self.runners.env)
         if done is None or done.returncode != 0:
             status = "timeout" if done is None else f"status {done.returncode}"
             detail = "" if done is None else (done.stderr + done.stdout).strip()[-1500:]

@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
+from testkit.launch import command  # noqa: E402
+
 PINGPONG_8B = [20000, 40000, 80000, 160000]
 PINGPONG_1MIB = [200, 400, 1000, 2000]
 ALLREDUCE = [(16, 1000), (64, 200), (256, 20)]  # ranks, iterations of the shorter run
@@ -29,19 +32,19 @@ QUICK = dict(p8=[20000, 40000], p1m=[200, 400], ar=[(16, 200), (64, 40)])
 def run(build, ranks, program, arguments, nodes=None):
     launcher = Path(build) / "launcher" / "s4bxi-launch"
     with tempfile.NamedTemporaryFile(suffix=".json") as summary:
-        command = [str(launcher), "-q", "--cpu-model", "zero", "--summary", summary.name, "-n", str(ranks)]
-        if nodes:
-            command += ["--set", f"platform.nodes={nodes}"]
+        line = command(launcher, Path(build) / "bench" / program, *arguments, ranks=ranks,
+                       settings=[f"platform.nodes={nodes}"] if nodes else [], summary=summary.name)
         start = time.monotonic()
+        # Its own wait, not testkit.launch.run: the kernel's accounting of this one child (wait4)
+        # gives its memory peak, and a long run's output is not kept.
         with tempfile.TemporaryFile() as errors:
-            child = subprocess.Popen(command + [str(Path(build) / "bench" / program), *map(str, arguments)],
-                                     stdout=subprocess.DEVNULL, stderr=errors)
+            child = subprocess.Popen(line, stdout=subprocess.DEVNULL, stderr=errors)
             _, raw_status, usage = os.wait4(child.pid, 0)
             status = os.waitstatus_to_exitcode(raw_status)
             wall = time.monotonic() - start
             if status != 0:
                 errors.seek(0)
-                sys.exit(f"{' '.join(command)} {program} {arguments}: status {status}\n{errors.read().decode()}")
+                sys.exit(f"{' '.join(line)}: status {status}\n{errors.read().decode()}")
         data = json.load(open(summary.name))
     # Builds from before the summary reported memory: the largest process of the run (the
     # server, in practice), from the kernel's accounting.

@@ -20,8 +20,10 @@ import re
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 parser.add_argument("build", nargs="?", default="build")
@@ -57,10 +59,9 @@ def s4bxi(ranks):
     rounds = 20_000 // scale
 
     def wall(n):
-        start = time.monotonic()
-        subprocess.run([str(launcher), "-q", "-n", str(ranks), "--cpu-model", "zero", str(null_request), str(n)],
-                       check=True, capture_output=True, timeout=600)
-        return time.monotonic() - start
+        done = launch(launcher, null_request, n, ranks=ranks, wall_timeout=600)
+        done.check_returncode()
+        return done.wall
 
     def run():
         return (wall(2 * rounds) - wall(rounds)) / rounds * 1e6

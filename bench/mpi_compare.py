@@ -28,6 +28,10 @@ import tomllib
 from pathlib import Path
 
 SOURCES = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
+from testkit.launch import LaunchTimeout, command, run as run_command  # noqa: E402
+from testkit.mpi_env import root_consent  # noqa: E402
+
 DEFAULT_PLATFORM = SOURCES.parent / "platforms" / "default.toml"
 
 
@@ -45,10 +49,10 @@ def run(command, timeout, env=None):
     """Runs command; returns (wall seconds, CompletedProcess) or (wall, None) on timeout."""
     start = time.monotonic()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
+        done = run_command(command, wall_timeout=timeout, env=env)
+    except LaunchTimeout:
         return time.monotonic() - start, None
-    return time.monotonic() - start, done
+    return done.wall, done
 
 
 def outcome(wall, done, simulated=None):
@@ -89,9 +93,7 @@ class Runners:
     def __init__(self, build, work, timeout):
         self.launcher = build / "launcher" / "s4bxi-launch"
         self.work, self.timeout = work, timeout
-        self.env = dict(os.environ)
-        if os.geteuid() == 0:
-            self.env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        self.env = {**os.environ, **root_consent()}
         platform = tomllib.loads(DEFAULT_PLATFORM.read_text())
         self.speed = float(platform["platform"]["core_speed"])
         self.bandwidth = float(platform["bxi"]["link_bandwidth"])
@@ -133,9 +135,8 @@ class Runners:
             return Result(error="not built")
         summary = self.work / "summary.json"
         summary.unlink(missing_ok=True)
-        wall, done = run([str(self.launcher), "-q", "--summary", str(summary), "--cpu-model", cpu_model,
-                          "--timeout", str(self.timeout), "--", "mpirun", "-np", str(ranks), str(binary), *args],
-                         self.timeout + 30, self.env)
+        wall, done = run(command(self.launcher, binary, *args, ranks=ranks, mpirun=True, cpu_model=cpu_model,
+                                 timeout=self.timeout, summary=summary), self.timeout + 30, self.env)
         if done is not None and done.returncode == 124:  # the launcher's own wall-clock limit
             done = None
         result = outcome(wall, done)

@@ -25,7 +25,6 @@ the model). --s4bxi-source defaults to $S4BXI_REFERENCE_SOURCE, as for compare_s
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +32,8 @@ from pathlib import Path
 import compare_simulators
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
+from testkit.launch import command, environment, run  # noqa: E402
 
 # (name, workload): a workload of compare_simulators.py, `n` the shorter run's iterations here.
 Row = compare_simulators.Row
@@ -52,26 +53,25 @@ exec valgrind -q --tool=callgrind --callgrind-out-file="$SERVER_WORK_CALLGRIND_O
 def instructions(launcher, wrapper, server, ranks, program, args, work):
     out = work / "callgrind.out"
     out.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
-    env.update(SERVER_WORK_CALLGRIND_OUT=str(out), SERVER_WORK_SERVER=str(server))
+    env = environment({"SERVER_WORK_CALLGRIND_OUT": str(out), "SERVER_WORK_SERVER": str(server)})
     # The --timeout also lets the server, slow under valgrind on a loaded host, start.
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "1800", "--simkernel", str(wrapper),
-               "--set", f"platform.nodes={ranks}", "-n", str(ranks), str(program), *map(str, args)]
-    return counted(command, env, out)
+    line = command(launcher, program, *args, ranks=ranks, timeout=1800, settings=[f"platform.nodes={ranks}"],
+                   options=("--simkernel", wrapper))
+    return counted(line, env, out)
 
 
-def reference_instructions(command, env, work):
+def reference_instructions(argv, env, work):
     """Instructions of one run of the reference simulator, its whole process."""
     out = work / "callgrind-reference.out"
     out.unlink(missing_ok=True)
-    return counted(["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}", *command], env, out)
+    return counted(["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], env, out)
 
 
-def counted(command, env, out):
-    """Runs `command`, which leaves a callgrind profile in `out`; returns its instruction count."""
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+def counted(line, env, out):
+    """Runs the command `line`, which leaves a callgrind profile in `out`; returns its instruction count."""
+    done = run(line, wall_timeout=None, env=env)
     if done.returncode != 0 or not out.exists():
-        sys.exit(f"server_work: {' '.join(command)} failed ({done.returncode}): {done.stderr[-2000:]}")
+        sys.exit(f"server_work: {' '.join(map(str, line))} failed ({done.returncode}): {done.stderr[-2000:]}")
     for line in out.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
             return int(line.split()[1])

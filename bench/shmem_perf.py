@@ -30,14 +30,15 @@ send preparation + network(PTL ACK). Then, by SOS's path for shmem_putmem + shme
 """
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # testkit
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/: testkit
 from testkit import model  # noqa: E402
+from testkit.launch import launch  # noqa: E402
+from testkit.sos import sos_prefix  # noqa: E402
 
 SIZES = [8, 64, 512, 4096, 65536, 1048576]
 SKIP = 77
@@ -84,10 +85,9 @@ def arguments():
     return build, options["--sos"], tolerance
 
 
-def launch(launcher, program, *args):
+def run(launcher, program, *args):
     with tempfile.NamedTemporaryFile(suffix=".json") as summary:
-        done = subprocess.run([str(launcher), "-q", "--cpu-model", "zero", "--timeout", "300", "--summary", summary.name,
-                               "-n", "2", str(program), *map(str, args)], capture_output=True, text=True)
+        done = launch(launcher, program, *args, timeout=300, summary=summary.name, wall_timeout=None)
         if done.returncode != 0:
             sys.exit(f"{program.name} {' '.join(map(str, args))}: status {done.returncode}\n{done.stderr[-2000:]}")
         return done.stdout, json.load(open(summary.name))
@@ -110,32 +110,31 @@ def table(text, title=None):
 def main():
     build, sos, tolerance = arguments()
     launcher = build / "launcher" / "s4bxi-launch"
-    if sos is None:
-        record = build / "sos-prefix"
-        if not record.exists():
-            print(f"skipped: Sandia OpenSHMEM is not built ({record} is missing): see docs/openshmem.md")
-            return SKIP
-        sos = record.read_text().strip()
-    perf = Path(sos) / "tests" / "performance"
+    try:
+        sos = sos_prefix(launcher, sos)
+    except LookupError as why:
+        print(f"skipped: {why}")
+        return SKIP
+    perf = sos / "tests" / "performance"
     suite = perf / "shmem_perf_suite"
     platform = model.Platform()
     common = ["-p", "10", "-n", "40", "-s", str(SIZES[0]), "-e", str(SIZES[-1])]
 
-    put_out, _ = launch(launcher, suite / "shmem_latency_put_perf", *common)
-    get_out, _ = launch(launcher, suite / "shmem_latency_get_perf", *common)
+    put_out, _ = run(launcher, suite / "shmem_latency_put_perf", *common)
+    get_out, _ = run(launcher, suite / "shmem_latency_get_perf", *common)
     put_latency = table(put_out.split("shmem_int_p results:")[1].split("Message Size", 2)[2])
     get_latency = table(get_out.split("shmem_int_g results:")[1].split("Message Size", 2)[2])
     pingpong_8 = float(re.search(r"Ping-Pong shmem_long_p results:.*?\n\s+8\s+([\d.]+)", put_out, re.S).group(1))
-    bw_out, _ = launch(launcher, suite / "shmem_bw_put_perf", "-p", "4", "-n", "8", "-w", "16", "-s", "65536", "-e",
+    bw_out, _ = run(launcher, suite / "shmem_bw_put_perf", "-p", "4", "-n", "8", "-w", "16", "-s", "65536", "-e",
                        "4194304")
     bandwidth = table(bw_out.split("Message Rate")[1])
-    rate_out, _ = launch(launcher, perf / "tests" / "msgrate", "-n", "1", "-p", "1", "-i", "100")
+    rate_out, _ = run(launcher, perf / "tests" / "msgrate", "-n", "1", "-p", "1", "-i", "100")
 
     portals = {}
     for size in SIZES:
         rounds = 200
-        _, summary = launch(launcher, build / "bench" / "message_rate", rounds, size)
-        _, baseline = launch(launcher, build / "bench" / "message_rate", 0, size)
+        _, summary = run(launcher, build / "bench" / "message_rate", rounds, size)
+        _, baseline = run(launcher, build / "bench" / "message_rate", 0, size)
         portals[size] = (summary["makespan"] - baseline["makespan"]) / (2 * rounds) * 1e6
 
     print("Latency on two nodes, one switch, --cpu-model zero (µs, simulated)")

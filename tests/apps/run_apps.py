@@ -22,13 +22,12 @@ saying how to provide them."""
 import hashlib
 import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "mpi"))
-from mpi_run_env import launch_environment, missing_components, native_environment  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import command, run  # noqa: E402
+from testkit.mpi_env import launch_environment, missing_components, native_environment  # noqa: E402
 
 SKIP = 77
 TIMEOUT = 1500  # seconds of wall time for one run under the launcher
@@ -50,19 +49,17 @@ def run_native(program, ranks, args, inputs, keep):
     the folder keep under the checksum of the program, its arguments and its input files:
     the test under the other CPU model reads it instead of paying for a second run (16
     ranks polling on 2 cores take more than half a minute). None when the run fails."""
-    command = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), str(program), *args]
-    digest = hashlib.sha256(" ".join(command).encode())
+    line = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), str(program), *args]
+    digest = hashlib.sha256(" ".join(line).encode())
     for path in (program, *inputs):
         digest.update(Path(path).read_bytes())
     kept = keep / f"native-{program.name}-{ranks}-{digest.hexdigest()[:16]}.out"
     if kept.exists():
         print(f"native output: {kept}")
         return kept.read_text()
-    print("$", " ".join(command), flush=True)
-    start = time.monotonic()
-    result = subprocess.run(command, env=native_environment(), stdin=subprocess.DEVNULL, capture_output=True,
-                            text=True, timeout=TIMEOUT)
-    print(f"native exit {result.returncode}, {time.monotonic() - start:.1f} s of wall time", flush=True)
+    print("$", " ".join(line), flush=True)
+    result = run(line, wall_timeout=TIMEOUT, env=native_environment())
+    print(f"native exit {result.returncode}, {result.wall:.1f} s of wall time", flush=True)
     if result.returncode != 0:
         print(result.stdout[-2000:] + result.stderr[-2000:])
         return None
@@ -72,13 +69,10 @@ def run_native(program, ranks, args, inputs, keep):
 
 
 def run_simulated(launcher, program, ranks, cpu_model, args):
-    command = [launcher, "-q", "--timeout", str(TIMEOUT), "--cpu-model", cpu_model, "--",
-               "mpirun", "-np", str(ranks), str(program), *args]
-    print("$", " ".join(command), flush=True)
-    start = time.monotonic()
-    result = subprocess.run(command, env=launch_environment(), stdin=subprocess.DEVNULL, capture_output=True,
-                            text=True, timeout=TIMEOUT + 120)
-    print(f"exit {result.returncode}, {time.monotonic() - start:.1f} s of wall time", flush=True)
+    line = command(launcher, program, *args, ranks=ranks, mpirun=True, cpu_model=cpu_model, timeout=TIMEOUT)
+    print("$", " ".join(line), flush=True)
+    result = run(line, wall_timeout=TIMEOUT + 120, env=launch_environment())
+    print(f"exit {result.returncode}, {result.wall:.1f} s of wall time", flush=True)
     return result
 
 

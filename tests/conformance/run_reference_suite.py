@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import command, run as run_command  # noqa: E402
+
 SKIP = 77
 HERE = Path(__file__).resolve().parent
 # Cases that wait on their own memory for a remote write, with no Portals call: they run
@@ -86,15 +89,14 @@ def cases_of(suite, set_name):
     return [(name, [str(suite / "sfw" / "ptl_test"), "-b", str(folder) + "/", "-f", name]) for name in names]
 
 
-def run_case(launcher, name, command, ranks, cpu_model, timeout, env, workdir):
+def run_case(launcher, name, program_line, ranks, cpu_model, timeout, env, workdir):
     """(passed, seconds, output tail)."""
     memory_waits = ["--memory-waits", "on"] if name in MEMORY_WAITERS else []
-    args = [launcher, "-q", "-n", str(ranks), "--cpu-model", cpu_model, *memory_waits, "--timeout", str(timeout),
-            "--"] + command
+    line = command(launcher, *program_line, ranks=ranks, cpu_model=cpu_model, timeout=timeout, options=memory_waits,
+                   separate=True)
     started = time.monotonic()
     try:
-        run = subprocess.run(args, capture_output=True, text=True, errors="replace", env=env, cwd=workdir,
-                             timeout=timeout + 30)
+        run = run_command(line, wall_timeout=timeout + 30, env=env, cwd=workdir, errors="replace")
         passed, output = run.returncode == 0, run.stdout + run.stderr
         if not passed:
             output += f"\n(exit status {run.returncode})"
@@ -133,10 +135,11 @@ def main():
     counts = {"PASS": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0}
     problems = []
     with tempfile.TemporaryDirectory(prefix="s4bxi-conformance-") as workdir:
-        for name, command in cases:
+        for name, program_line in cases:
             # An expected failure may be a hang: it need not use the whole wall-clock limit.
             timeout = min(a.timeout, 10) if name in expected else a.timeout
-            passed, seconds, output = run_case(a.launcher, name, command, ranks, a.cpu_model, timeout, env, workdir)
+            passed, seconds, output = run_case(a.launcher, name, program_line, ranks, a.cpu_model, timeout, env,
+                                               workdir)
             if name in expected:
                 verdict = "XPASS" if passed else "XFAIL"
             else:

@@ -49,7 +49,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components, native_environment
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import command, run as run_command  # noqa: E402
+from testkit.mpi_env import launch_environment, missing_components, native_environment  # noqa: E402
 
 SKIP = 77
 HPL_N = 128  # the HPL problem size, from which HPCC sizes its other tests too
@@ -415,12 +417,11 @@ def run_program(launcher, source_root, program, directory):
         return [problem], None
     summary_path = os.path.join(directory, "run.json")
     ppn = program.get("ppn", 1)
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--summary", summary_path,
-               "--ppn", str(ppn), "--"] + program["command"](source_root)
-    print("$", " ".join(command), flush=True)
+    line = command(launcher, *program["command"](source_root), ranks=None, timeout=240, options=("--ppn", ppn),
+                   summary=summary_path, separate=True)
+    print("$", " ".join(line), flush=True)
     with open(program.get("stdin", os.devnull)) as stdin:
-        run = subprocess.run(command, env=launch_environment(), cwd=directory, stdin=stdin, capture_output=True,
-                             text=True, timeout=300)
+        run = run_command(line, wall_timeout=300, env=launch_environment(), cwd=directory, stdin=stdin)
     print(run.stdout[-4000:], run.stderr[-4000:], sep="\n")
     if run.returncode != 0:
         return [f"status {run.returncode}"], None

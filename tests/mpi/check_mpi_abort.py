@@ -5,11 +5,12 @@ server reports the ranks mpirun stopped, and the launcher used to exit with the 
 status (10) when it heard of that before mpirun's own exit. No process may be left.
 
 usage: check_mpi_abort.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
-import subprocess
 import sys
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 CODE = 5
@@ -28,11 +29,9 @@ def main(argv):
     for model in ("zero", "measured"):
         for extra in ([], ["compute"]):
             for _ in range(RUNS):
-                command = [str(launcher), "-q", "--cpu-model", model, "--timeout", "60", "--", "mpirun", "-np", "4",
-                           str(program)] + extra
-                run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                     timeout=120)
-                print(f"$ {' '.join(command)}\nstatus {run.returncode}", flush=True)
+                run = launch(launcher, program, *extra, ranks=4, mpirun=True, cpu_model=model, timeout=60,
+                             wall_timeout=120, env=env)
+                print(f"$ {' '.join(run.args)}\nstatus {run.returncode}", flush=True)
                 if run.returncode != CODE:
                     errors.append(f"{model} {extra}: exit status {run.returncode}, expected {CODE}")
                     print(run.stderr[-2000:])

@@ -7,12 +7,12 @@ report naming both waits after the 10 s vain-polling window, not after --deadloc
 and leave no process behind.
 
 usage: check_mpi_deadlock.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import command, run as run_command  # noqa: E402
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 WINDOW = 10  # s: the vain-polling window (docs/usage.md, --deadlock-timeout)
@@ -24,14 +24,10 @@ def main(argv):
     if reason:
         print(f"SKIP: {reason}")
         return SKIP
-    env = launch_environment()
-    env.pop("LD_PRELOAD", None)
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "200", "--", "mpirun", "-np", "2",
-               str(program)]
-    print("$", " ".join(command), flush=True)
-    start = time.monotonic()
-    run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=250)
-    elapsed = time.monotonic() - start
+    line = command(launcher, program, ranks=2, mpirun=True, timeout=200)
+    print("$", " ".join(line), flush=True)
+    run = run_command(line, wall_timeout=250, env=launch_environment())
+    elapsed = run.wall
     print(f"status {run.returncode} after {elapsed:.1f} s\n--- stdout\n{run.stdout}--- stderr\n{run.stderr}---")
     errors = []
     if run.returncode == 0:

@@ -7,12 +7,13 @@ Before the model released delivered messages, the server kept every payload: 12 
 
 usage: check_mpi_memory.py LAUNCHER PROGRAM_DIR [--skip REASON]"""
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 LIMIT = 300 * 10**6
@@ -29,11 +30,9 @@ def main(argv):
     for rounds in (100, 1000):
         with tempfile.TemporaryDirectory() as work:
             summary = Path(work) / "summary.json"
-            command = [str(launcher), "-q", "--timeout", "250", "--summary", str(summary), "--", "mpirun", "-np", "4",
-                       str(program), str(rounds), str(1 << 20)]
-            run = subprocess.run(command, env=launch_environment(), stdin=subprocess.DEVNULL, capture_output=True,
-                                 text=True, timeout=280)
-            print(f"$ {' '.join(command)}\nstatus {run.returncode}\n{run.stdout}", flush=True)
+            run = launch(launcher, program, rounds, 1 << 20, ranks=4, mpirun=True, cpu_model=None, timeout=250,
+                         summary=summary, wall_timeout=280, env=launch_environment())
+            print(f"$ {' '.join(run.args)}\nstatus {run.returncode}\n{run.stdout}", flush=True)
             if run.returncode != 0:
                 errors.append(f"{rounds} rounds: exit status {run.returncode}: {run.stderr[-1500:]}")
                 continue

@@ -14,7 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 RUNS = 3
@@ -34,11 +36,9 @@ def main(argv):
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         for run_index in range(RUNS):
-            command = [str(launcher), "-q", "--cpu-model", "measured", "--timeout", "120", "--", "mpirun", "-np",
-                       "2", str(program)]
-            run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                 timeout=180)
-            print(f"$ OMPI_MCA_mtl_portals4_short_recv_size={BLOCK} {' '.join(command)}\nstatus {run.returncode} "
+            run = launch(launcher, program, ranks=2, mpirun=True, cpu_model="measured", timeout=120,
+                         wall_timeout=180, env=env)
+            print(f"$ OMPI_MCA_mtl_portals4_short_recv_size={BLOCK} {' '.join(run.args)}\nstatus {run.returncode} "
                   f"{run.stdout.strip()}", flush=True)
             if run.returncode != 0:
                 errors.append(f"run {run_index}: exit status {run.returncode}: {run.stderr[-1500:]}")

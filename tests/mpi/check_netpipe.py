@@ -2,7 +2,7 @@
 """Debian's unmodified NetPIPE (NPopenmpi) under s4bxi-launch, with the launcher's Open MPI
 defaults and --cpu-model zero: its latency and bandwidth curve must follow the model.
 
-usage: check_netpipe.py LAUNCHER SOURCE_ROOT
+usage: check_netpipe.py LAUNCHER
 
 - Latency (the smallest message's one-way time, NetPIPE's third column): at least one
   Portals put from the call to the target's event (nothing is faster), at most a put and its
@@ -16,12 +16,14 @@ Exit status 0 (pass), 1 (fail), 77 (NPopenmpi, mpirun or the components missing)
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from mpi_run_env import launch_environment, missing_components
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit import model  # noqa: E402
+from testkit.launch import command, run  # noqa: E402
+from testkit.mpi_env import launch_environment, missing_components  # noqa: E402
 
 SKIP = 77
 LARGEST = 8 << 20
@@ -29,7 +31,7 @@ REPEATS = 20  # NetPIPE's -n
 
 
 def main():
-    launcher, source_root = Path(sys.argv[1]), Path(sys.argv[2])
+    launcher = Path(sys.argv[1])
     netpipe = shutil.which("NPopenmpi")
     if not netpipe or not shutil.which("mpirun"):
         print("SKIP: NPopenmpi or mpirun not found (package netpipe-openmpi)")
@@ -38,9 +40,6 @@ def main():
     if missing:
         print(f"SKIP: {missing}")
         return SKIP
-    sys.path.insert(0, str(source_root / "tests"))  # testkit
-    from testkit import model  # noqa: E402
-
     platform = model.Platform()
     fastest = platform.put_to_target_event(1) - 1e-6 / (2 * REPEATS) - 5e-9
     slowest = 2 * platform.put_to_target_event(1)
@@ -51,15 +50,15 @@ def main():
         out = os.path.join(d, "np.out")
         # -n 20: a fixed repeat count (NetPIPE would otherwise pick tens of thousands for
         # microsecond latencies); -p 0: the listed sizes only.
-        command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--", "mpirun", "-np", "2",
-                   netpipe, "-n", str(REPEATS), "-p", "0", "-u", str(LARGEST), "-o", out]
-        print("$", " ".join(command), flush=True)
-        run = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
-        if run.returncode != 0:
-            print(f"FAIL: status {run.returncode}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}", file=sys.stderr)
+        argv = command(launcher, netpipe, "-n", REPEATS, "-p", "0", "-u", LARGEST, "-o", out, ranks=2, mpirun=True,
+                       timeout=240)
+        print("$", " ".join(argv), flush=True)
+        done = run(argv, wall_timeout=300, env=env)
+        if done.returncode != 0:
+            print(f"FAIL: status {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}", file=sys.stderr)
             return 1
-        if "not find" in run.stderr or not os.path.exists(out):
-            print(f"FAIL: NetPIPE wrote no output file\n{run.stderr[-3000:]}", file=sys.stderr)
+        if "not find" in done.stderr or not os.path.exists(out):
+            print(f"FAIL: NetPIPE wrote no output file\n{done.stderr[-3000:]}", file=sys.stderr)
             return 1
         rows = [line.split() for line in open(out) if line.strip()]
     curve = {int(size): (float(mbps), float(seconds)) for size, mbps, seconds in rows}

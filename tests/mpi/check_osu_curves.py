@@ -13,14 +13,13 @@ take it off the list). Prints the curves not covered yet, and why.
 Exit status 0 (pass), 1 (fail), 77 (OSU or Open MPI's Portals components not built).
 """
 import re
-import subprocess
 import sys
 from pathlib import Path
 
-from mpi_run_env import launch_environment, osu_for_mpi, verdict
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
 from testkit import model  # noqa: E402
+from testkit.launch import command, run as run_command  # noqa: E402
+from testkit.mpi_env import launch_environment, osu_for_mpi, verdict  # noqa: E402
 
 SKIP = 77
 TOLERANCE = 0.10
@@ -50,11 +49,9 @@ NOT_COVERED = {
 
 
 def run(launcher, program, args):
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "240", "--", "mpirun", "-np", "2",
-               str(program), *args]
-    print("$", " ".join(command), flush=True)
-    return subprocess.run(command, env=launch_environment(), stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=300)
+    argv = command(launcher, program, *args, ranks=2, mpirun=True, timeout=240)
+    print("$", " ".join(argv), flush=True)
+    return run_command(argv, wall_timeout=300, env=launch_environment())
 
 
 def main(argv):

@@ -35,7 +35,9 @@ import threading
 import zlib
 from pathlib import Path
 
-from mpi_run_env import launch_environment, verdict, why_skip
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
+from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
 ROUNDS, COUNT = 20, 1024
@@ -200,11 +202,9 @@ def nesting_errors(text):
 
 
 def run(launcher, program, work):
-    command = [str(launcher), "-q", "--cpu-model", "zero", "--timeout", "120", "--timeline", "timeline.json", "--",
-               "mpirun", "-np", "4", str(program), str(ROUNDS), str(COUNT)]
-    result = subprocess.run(command, env=launch_environment(), stdin=subprocess.DEVNULL, capture_output=True,
-                            text=True, timeout=150, cwd=work)
-    print(f"$ {' '.join(command)}\nstatus {result.returncode}\n{result.stdout}", flush=True)
+    result = launch(launcher, program, ROUNDS, COUNT, ranks=4, mpirun=True, timeout=120,
+                    options=("--timeline", "timeline.json"), wall_timeout=150, env=launch_environment(), cwd=work)
+    print(f"$ {' '.join(result.args)}\nstatus {result.returncode}\n{result.stdout}", flush=True)
     return result
 
 

@@ -61,9 +61,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from mpi_run_env import launch_environment
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import command  # noqa: E402
+from testkit.mpi_env import launch_environment  # noqa: E402
 from testkit import run_summary  # noqa: E402
 
 SKIP = 77
@@ -215,7 +215,6 @@ class Interruptions:
 def run_once(launcher, program, configuration, ranks, ppn, components, program_args, cpu_model=None,
              interrupted=False):
     env = launch_environment()
-    env.pop("LD_PRELOAD", None)
     mpirun = ["mpirun", "-np", str(ranks)]
     if configuration != "default":
         mpirun.append("--oversubscribe")
@@ -226,12 +225,11 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
     mpirun += [str(program)] + program_args
     with tempfile.TemporaryDirectory() as d:
         summary_path = os.path.join(d, "run.json")
-        command = [str(launcher), "-q", "--timeout", "120", "--ppn", str(ppn), "--summary", summary_path]
-        if cpu_model:
-            command += ["--cpu-model", cpu_model]
-        command += ["--"] + mpirun
-        print("$", " ".join(command), flush=True)
-        with subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        line = command(launcher, *mpirun, ranks=None, cpu_model=cpu_model, timeout=120, options=("--ppn", ppn),
+                       summary=summary_path, separate=True)
+        print("$", " ".join(line), flush=True)
+        # Its own wait, not testkit.launch.run: Interruptions stops and resumes the ranks meanwhile.
+        with subprocess.Popen(line, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) as proc:
             try:
                 if interrupted:

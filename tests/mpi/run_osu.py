@@ -12,14 +12,12 @@ Exits 77 (skipped) when OSU or Open MPI's Portals components were not built, say
 provide them. The programs that take too long today (the speed issue) are not run, and the
 group says so with its reason (NOT_RUN)."""
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from mpi_run_env import launch_environment, osu_for_mpi
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import command, run as run_command  # noqa: E402
+from testkit.mpi_env import launch_environment, osu_for_mpi  # noqa: E402
 from testkit.osu import every_size, figures, report  # noqa: E402
 
 SKIP = 77
@@ -61,13 +59,11 @@ def figures_expected(group, program):
 
 
 def run(launcher, program, ranks, ppn, cpu_model, args):
-    command = [launcher, "-q", "--timeout", "600", "--ppn", str(ppn), "--cpu-model", cpu_model, "--",
-               "mpirun", "-np", str(ranks), str(program), *args]
-    print("$", " ".join(command), flush=True)
-    start = time.monotonic()
-    result = subprocess.run(command, env=launch_environment(), stdin=subprocess.DEVNULL, capture_output=True,
-                            text=True, timeout=700)
-    return result, time.monotonic() - start
+    argv = command(launcher, program, *args, ranks=ranks, mpirun=True, cpu_model=cpu_model, timeout=600,
+                   options=("--ppn", ppn))
+    print("$", " ".join(argv), flush=True)
+    result = run_command(argv, wall_timeout=700, env=launch_environment())
+    return result, result.wall
 
 
 def main(argv):

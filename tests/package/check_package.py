@@ -15,6 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.launch import environment, launch  # noqa: E402
+
 SKIP = 77
 EXPECTED = ["usr/bin/s4bxi-launch", "usr/bin/s4bxi-plot", "usr/libexec/s4bxi/s4bxi-simkernel", "usr/libexec/s4bxi/build-openmpi-portals4",
             "usr/libexec/s4bxi/build-sos",
@@ -50,13 +53,13 @@ def main():
         subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True)
         launcher = root / "usr/bin/s4bxi-launch"
         demo = root / "usr/libexec/s4bxi/examples/pingpong"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and k != "LD_PRELOAD"}
+        env = environment()
         for arguments, ranks, nodes in ((["-n", "2", str(demo)], 2, 2),
                                         (["--platform", "quito", "-n", "2", str(demo)], 2, None),
                                         (["-np", "64", "true"], 64, 64)):
             summary = Path(work) / "summary.json"
-            run = subprocess.run([str(launcher), "-q", "--cpu-model", "zero", "--summary", str(summary), *arguments],
-                                 env=env, capture_output=True, text=True, timeout=300)
+            # The launcher's own spellings of the ranks and platform, as a user would give them.
+            run = launch(launcher, *arguments, ranks=None, summary=summary, wall_timeout=300, env=env)
             if run.returncode != 0:
                 errors.append(f"{' '.join(arguments)}: exit status {run.returncode}: {run.stderr[-1000:]}")
                 continue

@@ -20,7 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, check_setup, host_independent, run_summary, run_zero, verdict
+from run_shmem import SKIP, check_setup, run_zero, verdict
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
+from testkit.run_summary import host_independent  # noqa: E402
 
 # (program, rank counts, latest simulated end in seconds)
 PROGRAMS = [("unit/shmem_test", [2, 4], 1e-3), ("unit/c11_test_shmem_wait_until_vector", [2, 4], 1e-3),

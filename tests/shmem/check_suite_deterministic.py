@@ -14,7 +14,11 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from run_shmem import GROUPS, HERE, KNOWN, SKIP, check_setup, host_independent, run_summary, verdict
+from run_shmem import GROUPS, HERE, KNOWN, SKIP, check_setup, verdict
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit import run_summary  # noqa: E402
+from testkit.run_summary import host_independent  # noqa: E402
 
 RUNS = 2
 

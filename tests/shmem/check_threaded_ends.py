@@ -15,7 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run_shmem import SKIP, check_setup, host_independent, run_zero, verdict
+from run_shmem import SKIP, check_setup, run_zero, verdict
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
+from testkit.run_summary import host_independent  # noqa: E402
 
 PROGRAM = "unit/mt_membar"
 RUNS = 8

@@ -22,10 +22,11 @@ import os
 import sys
 from pathlib import Path
 
-from run_shmem import SKIP, sos_prefix, run_one
+from run_shmem import SKIP, run_one
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
 from testkit.osu import every_size, figures, osu_directory, report  # noqa: E402
+from testkit.sos import sos_prefix  # noqa: E402
 
 GROUPS = {
     "put-get": ["osu_oshm_put heap", "osu_oshm_put global", "osu_oshm_get heap", "osu_oshm_get global"],

@@ -31,7 +31,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -42,26 +41,11 @@ from pathlib import Path
 SKIP = 77
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/: testkit
-from testkit import run_summary  # noqa: E402
+from testkit.launch import LaunchTimeout, launch  # noqa: E402
+from testkit.sos import sos_prefix  # noqa: E402
 KNOWN = HERE / "known_failures.toml"
 GROUPS = ("unit", "spec-example")
 DEFAULT_TIMEOUT = 120  # lfinc on 4 ranks takes 10 to 30 s of wall time on a loaded 2-core host
-HOW_TO_BUILD = ("run tools/setup with SOS's source available (tools/build-sos PATH, S4BXI_SOS_SOURCE=PATH, or "
-                "sos-1.5.3.tar.gz in ~/.cache/s4bxi/sources/; docs/openshmem.md)")
-
-
-def sos_prefix(launcher, given):
-    """SOS's installation prefix, or raises LookupError saying why there is none."""
-    if given:
-        prefix = Path(given)
-    else:
-        record = Path(launcher).resolve().parent.parent / "sos-prefix"
-        if not record.exists():
-            raise LookupError(f"Sandia OpenSHMEM is not built ({record} is missing): {HOW_TO_BUILD}")
-        prefix = Path(record.read_text().strip())
-    if not (prefix / "BUILD-INFO").exists():
-        raise LookupError(f"{prefix} is no complete SOS build (no BUILD-INFO): {HOW_TO_BUILD}")
-    return prefix
 
 
 def check_setup(argv):
@@ -88,15 +72,7 @@ def verdict(errors, success):
 def run_zero(launcher, program, ranks, summary_path, cwd):
     """One run of `program` on `ranks` ranks under --cpu-model zero (120 s of wall time at
     most), its summary written to `summary_path`: the finished launcher, output captured."""
-    return subprocess.run([launcher, "-q", "-n", str(ranks), "--cpu-model", "zero", "--timeout", "120", "--summary",
-                           str(summary_path), str(program)],
-                          capture_output=True, text=True, timeout=180, cwd=cwd, stdin=subprocess.DEVNULL)
-
-
-def host_independent(summary_path):
-    """A run summary without what depends on the host (run_summary.py), or None if it is
-    missing: what two zero-model runs of a program must share."""
-    return run_summary.simulated_part(run_summary.load(summary_path))
+    return launch(launcher, program, ranks=ranks, timeout=120, summary=summary_path, wall_timeout=180, cwd=cwd)
 
 
 def load_known(path):
@@ -135,16 +111,15 @@ def run_one(launcher, program, ranks, model, timeout, env, keep=None, arguments=
     kept in the folder `keep` if given (NAME.json, NAME.out)."""
     with tempfile.TemporaryDirectory(prefix="s4bxi-shmem-") as work:
         summary_path = Path(work) / "summary.json"
-        command = [launcher, "-q", "--cpu-model", model, "--timeout", str(timeout), "--summary", str(summary_path),
-                   "-n", str(ranks), *(["--ppn", str(ppn)] if ppn else []), str(program), *arguments]
         start = time.monotonic()
         try:
-            done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True,
-                                  timeout=timeout + 60, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
+            done = launch(launcher, program, *arguments, ranks=ranks, cpu_model=model, timeout=timeout,
+                          options=["--ppn", ppn] if ppn else [], summary=summary_path, wall_timeout=timeout + 60,
+                          env=env, cwd=work)
+        except LaunchTimeout:
             return ("TIMEOUT", time.monotonic() - start, None,
                     f"s4bxi-launch itself did not stop {timeout + 60} s after its own --timeout {timeout}", "")
-        wall = time.monotonic() - start
+        wall = done.wall
         try:
             summary = json.loads(summary_path.read_text())
         except (OSError, ValueError):

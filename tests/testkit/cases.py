@@ -28,8 +28,8 @@ def run_case(namespace, case):
     except Failure as failure:
         print(f"FAIL {case}: {failure}", file=sys.stderr)
         return 1
-    except subprocess.TimeoutExpired as e:
-        print(f"FAIL {case}: the launcher did not finish in {e.timeout} s", file=sys.stderr)
+    except subprocess.TimeoutExpired as timeout:  # testkit.launch.LaunchTimeout says which command and its errors
+        print(f"FAIL {case}: {timeout}", file=sys.stderr)
         return 1
     print(f"ok {case}")
     return 0

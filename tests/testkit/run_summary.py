@@ -2,6 +2,7 @@
 must share, what they may not (the host's figures), and the decisions the server took from
 what the host showed, which say why two runs differ when they do (docs/usage.md, "The run
 summary"). One list for every check that compares runs."""
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,17 @@ _RANK_FIELDS = SCHEMA["fields"]["ranks"]["items"]["fields"]
 # run's, then each rank's.
 HOST_FIGURES = tuple(name for name, spec in SCHEMA["fields"].items() if spec.get("host"))
 RANK_HOST_FIGURES = tuple(name for name, spec in _RANK_FIELDS.items() if spec.get("host"))
+
+
+def key_names():
+    """Every key name of the schema, at any depth: the names summary_keys.hpp declares, by
+    the walk of the schema that writes it at build time (include/s4bxi/summary_keys.py)."""
+    spec = importlib.util.spec_from_file_location("summary_keys", SCHEMA_PATH.with_name("summary_keys.py"))
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    return generator.key_names(SCHEMA["fields"], set())
+
+
 _TYPES = {"integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
           "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
           "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
@@ -68,6 +80,12 @@ def simulated_part(summary):
         part["ranks"] = [{k: v for k, v in r.items() if k not in RANK_HOST_FIGURES} if isinstance(r, dict) else r
                          for r in part["ranks"]]
     return part
+
+
+def host_independent(path):
+    """The summary at `path` without what depends on the host (simulated_part), or None if
+    it is missing: what two zero-model runs of a program must share."""
+    return simulated_part(load(path))
 
 
 def differences(first, second, prefix=""):

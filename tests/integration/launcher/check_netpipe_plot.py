@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import Platform  # noqa: E402
 
 launcher, plot, pingpong, platform_file = sys.argv[1:5]
@@ -29,8 +30,7 @@ failures = []
 def check(platform, work, name):
     options = ["--platform", platform] if platform else []
     config = subprocess.run([launcher, "--print-config", *options], capture_output=True, text=True, timeout=60)
-    run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--summary", str(work / "summary.json"),
-                          *options, pingpong], capture_output=True, text=True, timeout=120)
+    run = launch(launcher, pingpong, options=options, summary=work / "summary.json")
     if config.returncode != 0 or run.returncode != 0:
         failures.append(f"{name}: --print-config status {config.returncode}, ping-pong status {run.returncode}: "
                         f"{config.stderr[-400:]} {run.stderr[-400:]}")

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 from pathlib import Path
 import tempfile
@@ -20,19 +19,12 @@ import time
 import uuid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
-from testkit.cases import Failure, check, run_case  # noqa: E402
-from testkit.run_summary import SCHEMA, SCHEMA_PATH, schema_problems  # noqa: E402
+from testkit.cases import check, run_case  # noqa: E402
+from testkit.launch import environment, run  # noqa: E402
+from testkit.run_summary import SCHEMA, SCHEMA_PATH, key_names, schema_problems  # noqa: E402
 
 LAUNCHER, VERSION, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 TAG_NAME = "LAUNCHER_TEST_TAG"
-
-
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
-    env.pop("LD_PRELOAD", None)
-    env[TAG_NAME] = uuid.uuid4().hex
-    env.update(extra or {})
-    return env
 
 
 def leftovers(session, tag):
@@ -67,23 +59,11 @@ class Result:
 
 
 def launch(args, extra_env=None, timeout=90, interrupt_after=None):
-    env = clean_env(extra_env)
-    start = time.monotonic()
-    proc = subprocess.Popen([LAUNCHER] + args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        if interrupt_after is not None:
-            time.sleep(interrupt_after)
-            proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        stdout, stderr = proc.communicate()
-        raise Failure(f"the launcher did not finish within {timeout} s\n{stderr}")
-    wall = time.monotonic() - start
-    result = Result(proc.returncode, stdout, stderr, wall)
+    env = environment({TAG_NAME: uuid.uuid4().hex, **(extra_env or {})})
+    done = run([LAUNCHER] + args, wall_timeout=timeout, env=env, interrupt_after=interrupt_after, new_session=True)
+    result = Result(done.returncode, done.stdout, done.stderr, done.wall)
     time.sleep(0.1)
-    left = leftovers(proc.pid, env[TAG_NAME])
+    left = leftovers(done.pid, env[TAG_NAME])
     for pid, _ in left:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -255,19 +235,12 @@ def summary_written(arguments, status):
             return json.load(f)
 
 
-def schema_keys(fields):
-    names = set(fields)
-    for spec in fields.values():
-        names |= schema_keys(spec.get("fields", {})) | schema_keys(spec.get("items", {}).get("fields", {}))
-    return names
-
-
 def case_summary_schema():
     # The C++ spells the summary's keys from the build's s4bxi/summary_keys.hpp, generated
     # from the schema: it names the schema's keys and version, no other.
     header = Path(LAUNCHER).resolve().parent.parent / "include" / "s4bxi" / "summary_keys.hpp"
     text = header.read_text()
-    check(set(re.findall(r'constexpr const char\* (\w+) = "\1";', text)) == schema_keys(SCHEMA["fields"]),
+    check(set(re.findall(r'constexpr const char\* (\w+) = "\1";', text)) == key_names(),
           f"{header} and {SCHEMA_PATH} name other keys")
     check(f"kVersion = {SCHEMA['version']};" in text, f"{header} has another version than {SCHEMA_PATH}")
     # Summaries of runs that end in each way follow the schema: ok, under the measured CPU

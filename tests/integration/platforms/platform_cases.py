@@ -6,15 +6,14 @@ shipped platform file and on a plugin, traces, the NI limits.
 usage: platform_cases.py LAUNCHER PINGPONG PLUGIN PRINT_LIMITS CASE
 """
 
-import os
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit.cases import Failure, check, run_case  # noqa: E402
+from testkit.launch import environment, run as launch_run  # noqa: E402
 
 LAUNCHER, PINGPONG, PLUGIN, PRINT_LIMITS, CASE = sys.argv[1:6]
 HERE = Path(__file__).resolve().parent
@@ -23,10 +22,7 @@ SHIPPED = ["default", "quito", "fat_tree_64", "dragonfly_example", "torus_exampl
 
 
 def launch(args, env=None, timeout=120):
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
-    full_env.update(env or {})
-    run = subprocess.run([LAUNCHER] + args, env=full_env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                         timeout=timeout)
+    run = launch_run([LAUNCHER] + args, wall_timeout=timeout, env=environment(env))
     run.text = f"status {run.returncode}\n--- stdout\n{run.stdout}--- stderr\n{run.stderr}---"
     return run
 

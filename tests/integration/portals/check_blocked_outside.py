@@ -4,16 +4,18 @@ others and resumes at the date its peer unblocked it: exactly the 2 s of the pee
 simulated sleep under --cpu-model zero."""
 import os
 import re
-import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as tmp:
     fifo = os.path.join(tmp, "fifo")
     os.mkfifo(fifo)
-    run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program, fifo], capture_output=True,
-                         text=True, timeout=60)
+    run = launch(launcher, program, fifo, wall_timeout=60)
 if run.returncode != 0:
     sys.exit(f"failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
 match = re.search(r"resumed at ([\d.]+)", run.stdout)

@@ -5,16 +5,15 @@ rate. Expected return dates come from a queue model: a call takes a slot (or wai
 the oldest to be freed when the TX starts that command), writes its 64-byte command over
 PCIe, and the TX spends 2 ns + 200 ns + one event write per inline Put."""
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import COMMAND, EVENT, SEND_PREPARATION, Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
-run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,
-                     timeout=60)
+run = launch(launcher, program, wall_timeout=60)
 if run.returncode != 0:
     sys.exit(f"failed ({run.returncode}): {run.stderr}")
 got = [int(t) for t in re.findall(r"return_ns=(\d+)", run.stdout)]

@@ -12,6 +12,10 @@ usage: check_ct_memory_order.py LAUNCHER PROGRAM [RUNS [ROUNDS]]"""
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -22,8 +26,7 @@ try:
     for run in range(1, runs + 1):
         try:
             progress = ["progress"] if run % 2 == 0 else []
-            done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "measured", "--timeout", "60", program,
-                                   rounds, *progress], capture_output=True, text=True, timeout=120)
+            done = launch(launcher, program, rounds, *progress, cpu_model="measured", timeout=60)
             if done.returncode != 0:
                 failures.append(f"run {run}{' (progress thread)' if progress else ''} "
                                 f"(exit status {done.returncode}):\n{done.stdout}{done.stderr}")

@@ -5,7 +5,10 @@ vain are reported after 10 s of wall time, or --deadlock-timeout if shorter, whi
 report names."""
 import subprocess
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import command, run as run_command  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 errors = []
@@ -14,10 +17,9 @@ errors = []
 cases = (([], [], "PtlEQWait", None), ([], ["poll"], "PtlEQGet", "for 10 s of wall time"),
          (["--deadlock-timeout", "2"], ["poll"], "PtlEQGet", "for 2 s of wall time"))
 for options, args, call, window in cases:
-    start = time.monotonic()
-    run = subprocess.run([launcher, "-n", "2", "--cpu-model", "zero"] + options + [program] + args,
-                         capture_output=True, text=True, timeout=60, start_new_session=True)
-    elapsed = time.monotonic() - start
+    run = run_command(command(launcher, program, *args, options=options, quiet=False), wall_timeout=60,
+                      new_session=True)
+    elapsed = run.wall
     if run.returncode == 0:
         errors.append(f"{call}: exit status 0")
     if "deadlock" not in run.stderr:

@@ -9,10 +9,12 @@ added about 60 MB to its peak.
 
 Usage: check_endurance.py LAUNCHER MESSAGE_RATE BYTES SHORT_ROUNDS LONG_ROUNDS"""
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 size, short_rounds, long_rounds = (int(x) for x in sys.argv[3:6])
@@ -23,8 +25,7 @@ SERVER_LIMIT = 300 * 10**6
 def peaks(rounds):
     with tempfile.TemporaryDirectory() as work:
         summary = Path(work) / "summary.json"
-        done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--summary", str(summary), program,
-                               str(rounds), str(size)], capture_output=True, text=True, timeout=600)
+        done = launch(launcher, program, rounds, size, summary=summary, wall_timeout=600)
         if done.returncode != 0:
             sys.exit(f"{rounds} round trips of {size} B failed ({done.returncode}):\n{done.stderr}")
         data = json.loads(summary.read_text())

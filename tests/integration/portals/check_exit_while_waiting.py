@@ -5,16 +5,17 @@ rank finished and the simulation ok (before, the rank stayed "waiting in the sim
 and the run ended in a deadlock report)."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as d:
     summary_path = os.path.join(d, "run.json")
-    run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "60", "--summary",
-                          summary_path, program, os.path.join(d, "rank0.pid")],
-                         capture_output=True, text=True, timeout=90)
+    run = launch(launcher, program, os.path.join(d, "rank0.pid"), timeout=60, summary=summary_path, wall_timeout=90)
     print(run.stdout, run.stderr)
     summary = json.load(open(summary_path))
 if run.returncode != 3:

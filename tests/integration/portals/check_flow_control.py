@@ -5,11 +5,11 @@ in-flight limits on the flood (nic.max_inflight_to_target) leave more of the lin
 measured pair: its latency must fall as the limit tightens, and never below its latency on
 an idle network (the model's formula). Prints the curve."""
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import Platform  # noqa: E402
 
 launcher, program, platform_file = sys.argv[1:4]
@@ -17,9 +17,8 @@ SIZE = 65536
 
 
 def measured(limit, flood_count=300):
-    run = subprocess.run([launcher, "-q", "-n", "4", "--cpu-model", "zero", "--platform", platform_file, "--set",
-                          f"nic.max_inflight_to_target={limit}", program, str(SIZE), str(flood_count), str(SIZE), "20"],
-                         capture_output=True, text=True, timeout=300)
+    run = launch(launcher, program, SIZE, flood_count, SIZE, 20, ranks=4, options=("--platform", platform_file),
+                 settings=[f"nic.max_inflight_to_target={limit}"], wall_timeout=300)
     if run.returncode != 0:
         sys.exit(f"limit {limit}: failed ({run.returncode}): {run.stderr}")
     return float(re.search(r"measured_one_way_ns=([\d.]+)", run.stdout).group(1))

@@ -9,18 +9,17 @@ reference simulator does the same). A Get issued when the ACK arrives therefore 
 the target's RX engine before it is free, and is handled only once the 1 MiB write ends:
 its REPLY and GET come about 91 us later than on idle NICs, whatever its size. Alone, the
 Gets follow the single-Get timeline."""
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
-from testkit.model import SEND_PREPARATION, Platform  # noqa: E402
 from testkit import steps as timeline_steps  # noqa: E402
+from testkit.launch import launch  # noqa: E402
+from testkit.model import SEND_PREPARATION, Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 platform = Path(__file__).resolve().parents[3] / "platforms" / "quito.toml"
-run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--platform", str(platform), program],
-                     capture_output=True, text=True, timeout=120)
+run = launch(launcher, program, options=("--platform", platform))
 if run.returncode != 0:
     sys.exit(f"get_after_put failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
 steps = timeline_steps.parse(run.stdout)

@@ -16,10 +16,12 @@ model, one under the zero model; each must add up, retransmit nothing, and end i
 
 usage: check_joined_threads.py LAUNCHER PROGRAM"""
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 BOUND = 1.0  # simulated seconds
@@ -27,8 +29,7 @@ failures = []
 with tempfile.TemporaryDirectory() as scratch:
     for run, model in enumerate(["measured", "measured", "measured", "zero"], 1):
         summary_file = Path(scratch) / f"summary{run}.json"
-        done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", model, "--timeout", "60", "--summary",
-                               str(summary_file), program], capture_output=True, text=True, timeout=120)
+        done = launch(launcher, program, cpu_model=model, timeout=60, summary=summary_file)
         print(done.stdout, end="")
         if done.returncode != 0:
             failures.append(f"run {run} ({model}): exit status {done.returncode}\n{done.stderr[-2000:]}")

@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
@@ -26,12 +25,11 @@ launcher, program = sys.argv[1], sys.argv[2]
 
 
 def run(summary, *arguments, copy_once_from=None):
-    started = time.monotonic()
     env = dict(os.environ)
     if copy_once_from is not None:
         env["S4BXI_COPY_ONCE_FROM"] = str(copy_once_from)
     done = launch(launcher, program, *arguments, timeout=120, summary=summary, wall_timeout=180, env=env)
-    return done, time.monotonic() - started, json.loads(summary.read_text()) if summary.exists() else None
+    return done, done.wall, json.loads(summary.read_text()) if summary.exists() else None
 
 
 def alive(pid):

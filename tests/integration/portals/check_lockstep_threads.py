@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit import run_summary  # noqa: E402
+from testkit.launch import launch  # noqa: E402
 
 launcher, program, options = sys.argv[1], sys.argv[2], sys.argv[3:]
 PREFIX = Path(program).name + ":"  # the lines the program prints
@@ -33,8 +34,7 @@ with tempfile.TemporaryDirectory() as scratch:
         summary_path = Path(scratch) / f"run{run}.json"
         hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if run in HOGGED else None
         try:
-            done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--timeout", "90", "--summary",
-                                   str(summary_path)] + options + [program], capture_output=True, text=True, timeout=150)
+            done = launch(launcher, program, timeout=90, options=options, summary=summary_path, wall_timeout=150)
         finally:
             if hog:
                 hog.kill()
@@ -58,8 +58,7 @@ for run, (lines, summary) in enumerate(runs[1:], 1):
 if PREFIX == "lockstep_threads:":
     # Threads that spin for good, with nothing under way in the simulation: a deadlock,
     # reported after the deadlock timeout, not a hang.
-    done = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--deadlock-timeout", "2", "--timeout",
-                           "60", program, "spin-forever"], capture_output=True, text=True, timeout=120)
+    done = launch(launcher, program, "spin-forever", timeout=60, options=("--deadlock-timeout", 2))
     print(f"spin-forever: status {done.returncode}")
     if done.returncode != 11 or "have spun on its memory" not in done.stderr:
         failures.append(f"spin-forever: status {done.returncode} (expected 11, a deadlock), stderr:\n"

@@ -3,12 +3,14 @@
 initialise their NIs at the same instant (8 ranks, 4 per node, --cpu-model zero: every
 PtlNIInit of a node is in the same batch)."""
 import re
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
-done = subprocess.run([launcher, "-q", "-n", "8", "--ppn", "4", "--cpu-model", "zero", program], capture_output=True,
-                      text=True, timeout=120)
+done = launch(launcher, program, ranks=8, options=("--ppn", 4))
 if done.returncode != 0:
     sys.exit(f"run failed ({done.returncode}): {done.stderr}")
 ids = re.findall(r"pid_any rank=(\d+) nid=(\d+) pid=(\d+)", done.stdout)

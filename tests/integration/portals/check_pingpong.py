@@ -3,18 +3,17 @@
 latencies against the model (tests/testkit/model.py), on the built-in platform or on
 the platform file given as third argument."""
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 platform_file = sys.argv[3] if len(sys.argv) > 3 else None
 options = ["--platform", platform_file] if platform_file else []
-run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", *options, program],
-                     capture_output=True, text=True, timeout=120)
+run = launch(launcher, program, options=options)
 if run.returncode != 0:
     sys.exit(f"ping-pong failed with status {run.returncode}:\n{run.stdout}\n{run.stderr}")
 measured = {int(m[1]): float(m[2]) for m in re.finditer(r"size=(\d+) iterations=\d+ one_way_ns=([\d.]+)", run.stdout)}

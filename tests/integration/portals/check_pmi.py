@@ -3,16 +3,19 @@
 arrived while the last one completed it); a rank left alone in PMI_Barrier is
 reported as a deadlock naming PMI_Barrier; outside spawn mode the PMI entry points go to
 the real libpmi the program links (fake_pmi.c), or fail saying they are not supported."""
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, bootstrap, forward = sys.argv[1:4]
 errors = []
 
 
-def run(args):
-    return subprocess.run([launcher, "-q", "--cpu-model", "zero", "--timeout", "100"] + args,
-                          capture_output=True, text=True, timeout=120)
+def run(program, *arguments, ranks=None):
+    """`ranks` None: the program alone, after `--` (not in spawn mode)."""
+    return launch(launcher, program, *arguments, ranks=ranks, timeout=100, separate=not ranks)
 
 
 def check(condition, what, result):
@@ -21,22 +24,22 @@ def check(condition, what, result):
                       f"--- stderr ---\n{result.stderr}")
 
 
-four = run(["-n", "4", bootstrap])
+four = run(bootstrap, ranks=4)
 check(four.returncode == 0 and " FAIL " not in four.stdout, "4 ranks bootstrap through PMI", four)
 
-stuck = run(["-n", "2", bootstrap, "skip-barrier"])
+stuck = run(bootstrap, "skip-barrier", ranks=2)
 check(stuck.returncode not in (0, 124) and "deadlock" in stuck.stderr and "rank 0 " in stuck.stderr
       and "PMI_Barrier" in stuck.stderr, "a rank alone in PMI_Barrier is a deadlock naming it", stuck)
 
-alone = run(["--", bootstrap])
+alone = run(bootstrap)
 check(alone.returncode == 2 and "not supported yet: PMI_Initialized outside" in alone.stderr,
       "no PMI outside spawn mode: PMI_Initialized fails with a message", alone)
 
-spawned = run(["-n", "2", forward])
+spawned = run(forward, ranks=2)
 check(spawned.returncode == 0 and sorted(spawned.stdout.split("\n")[:2]) == ["PMI rank 0", "PMI rank 1"],
       "spawn mode: the simulation answers before the program's libpmi", spawned)
 
-command = run(["--", "env", "PMI_RANK=0", "PMI_SIZE=1", forward])
+command = run("env", "PMI_RANK=0", "PMI_SIZE=1", forward)
 check(command.returncode == 0 and command.stdout.strip() == "PMI rank 42",
       "command mode: the program's libpmi answers", command)
 

@@ -6,21 +6,20 @@ the rank and PMI_Abort in one line, no rank leaves the barrier, and the summary 
 "abort"."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 errors = []
 for status, aborter in ((7, 1), (0, 1), (255, 3)):
     with tempfile.TemporaryDirectory() as d:
         summary_path = os.path.join(d, "run.json")
-        start = time.monotonic()
-        run = subprocess.run([launcher, "-q", "-n", "4", "--cpu-model", "zero", "--timeout", "100", "--summary",
-                              summary_path, program, str(status), str(aborter)],
-                             capture_output=True, text=True, timeout=120)
-        wall = time.monotonic() - start
+        run = launch(launcher, program, status, aborter, ranks=4, timeout=100, summary=summary_path)
+        wall = run.wall
         summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
     lines = [line for line in run.stderr.splitlines() if "PMI_Abort(" in line and f"rank {aborter} " in line]
     what = f"PMI_Abort({status}) from rank {aborter}"

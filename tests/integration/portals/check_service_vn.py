@@ -5,19 +5,18 @@ VNs the probe waits behind the flood in the node's TX engine; on the service VNs
 engines of its own and costs what it costs alone (tests/testkit/model.py), give or
 take what sharing the PCIe bus and the links with the flood adds (bound: 2 %)."""
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 
 
 def probe(extra):
-    run = subprocess.run([launcher, "-q", "-n", "4", "--ppn", "2", "--cpu-model", "zero", *extra, program],
-                         capture_output=True, text=True, timeout=120)
+    run = launch(launcher, program, ranks=4, options=("--ppn", 2, *extra))
     found = re.search(r"probe_ack_ns=(\d+)", run.stdout)
     if run.returncode != 0 or not found:
         sys.exit(f"service_vn {extra} failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")

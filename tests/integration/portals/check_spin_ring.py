@@ -12,11 +12,11 @@ with the throttle) on the same host at a load of 3.
 
 usage: check_spin_ring.py LAUNCHER PROGRAM [RANKS [ROUNDS]]"""
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
@@ -25,8 +25,7 @@ rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 20
 THROTTLE_AHEAD = 1e-3
 CLOCK_LAG = 10e-3
 round_bound = Platform().network(8) * 4 + 2 * THROTTLE_AHEAD + CLOCK_LAG  # a generous put latency
-done = subprocess.run([launcher, "-q", "-n", ranks, "--cpu-model", "measured", "--timeout", "120", program,
-                       str(rounds)], capture_output=True, text=True, timeout=180)
+done = launch(launcher, program, rounds, ranks=ranks, cpu_model="measured", timeout=120, wall_timeout=180)
 print(done.stdout, end="")
 if done.returncode != 0:
     sys.exit(f"FAIL: exit status {done.returncode}\n{done.stderr[-2000:]}")

@@ -2,18 +2,17 @@
 """Single Put/Get/Atomic operations: every step's simulated date against the model
 (tests/testkit/model.py). Where the model's own transfers share the PCIe bus (large
 responses overlapping their event write), the bound is 1 % as in the acceptance table."""
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
-from testkit.model import Platform  # noqa: E402
 from testkit import steps as timeline_steps  # noqa: E402
+from testkit.launch import launch  # noqa: E402
+from testkit.model import Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
-run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", program], capture_output=True, text=True,
-                     timeout=120)
+run = launch(launcher, program)
 if run.returncode != 0:
     sys.exit(f"timeline failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
 steps = timeline_steps.parse(run.stdout)
@@ -41,8 +40,7 @@ if "fetched=5 swap_fetched=10" not in run.stdout:
 # payload writes of the run are smaller).
 PCI_PAYLOAD_WRITE = 11
 with tempfile.TemporaryDirectory() as folder:
-    traced = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--trace", folder, program, "atomic8"],
-                            capture_output=True, text=True, timeout=120)
+    traced = launch(launcher, program, "atomic8", options=("--trace", folder))
     rows = [line.split(",") for f in sorted(Path(folder).glob("log_*.csv")) for line in f.read_text().splitlines()[1:]]
 writes = [float(end) - float(start) for op, initiator, target, start, end in rows
           if int(op) == PCI_PAYLOAD_WRITE and initiator == target == "1"]

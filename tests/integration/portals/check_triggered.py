@@ -7,19 +7,18 @@ retransmission deadlines armed when the run ends, which must not drag simulated 
 (they did, by the 10 s retry timeout)."""
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
+from testkit.launch import launch  # noqa: E402
 from testkit.model import COMMAND, SEND_PREPARATION, Platform  # noqa: E402
 
 launcher, program = sys.argv[1], sys.argv[2]
 with tempfile.TemporaryDirectory() as scratch:
     summary_file = Path(scratch) / "summary.json"
-    run = subprocess.run([launcher, "-q", "-n", "2", "--cpu-model", "zero", "--summary", str(summary_file), program],
-                         capture_output=True, text=True, timeout=60)
+    run = launch(launcher, program, summary=summary_file, wall_timeout=60)
     print(run.stdout)
     if run.returncode != 0:
         sys.exit(f"failed ({run.returncode}): {run.stderr}")

@@ -12,13 +12,13 @@ something is off, this script checks exit statuses, messages and run summaries.
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
 from testkit.cases import check, run_case  # noqa: E402
+from testkit.launch import command, environment, run  # noqa: E402
 
 LAUNCHER, PROGRAM_DIR, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -36,12 +36,10 @@ class Result:
 
 
 def launch(args, timeout=120):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
-    env.pop("LD_PRELOAD", None)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "run.json")
-        proc = subprocess.run([LAUNCHER, "-q", "--summary", path] + args, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = run(command(LAUNCHER, *args, ranks=None, cpu_model=None, summary=path), wall_timeout=timeout,
+                   env=environment())
         summary = None
         if os.path.exists(path):
             with open(path) as f:
@@ -66,11 +64,9 @@ def rank_end_times(r):
 def case_calibrated_cpu_factor():
     """A factor from --calibrate makes the reference kernel's F flops last F / core_speed."""
     core_speed = 2e9
-    env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
 
     def calibrate():
-        out = subprocess.run([LAUNCHER, "--calibrate", "--set", f"platform.core_speed={core_speed:g}"], env=env,
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        out = run([LAUNCHER, "--calibrate", "--set", f"platform.core_speed={core_speed:g}"], env=environment())
         print(out.stdout, out.stderr)
         check(out.returncode == 0, f"--calibrate exited {out.returncode}")
         line = next((l for l in out.stdout.splitlines() if l.startswith("cpu factor")), None)

@@ -1,27 +1,32 @@
-"""What the scripts that run Debian MPI programs under s4bxi-launch share."""
+"""What the scripts that run MPI programs under s4bxi-launch (the MPI and application
+tests, the benchmarks) share: their environment, whether Open MPI's Portals components
+and the OSU build are there, the end of a check script."""
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
-from testkit.osu import osu_directory  # noqa: E402
+from .launch import environment
+from .osu import osu_directory
 
 
 def launch_environment():
-    """The test's environment without S4BXI_* and OMPI_MCA_* variables: the run gets the
-    launcher's own settings, not the caller's."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_") and not k.startswith("OMPI_MCA_")}
+    """The test's environment without S4BXI_* and OMPI_MCA_* variables nor LD_PRELOAD
+    (launch.environment): the run gets the launcher's own settings, not the caller's."""
+    return environment(mpi=True)
+
+
+def root_consent():
+    """The variables by which mpirun accepts to run as root (it refuses otherwise): empty
+    unless run as root."""
+    return {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"} if os.geteuid() == 0 else {}
 
 
 def native_environment():
     """launch_environment() for a native mpirun, outside the simulation (as root, mpirun
     wants to be told)."""
-    env = launch_environment()
-    if os.geteuid() == 0:
-        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return env
+    return {**launch_environment(), **root_consent()}
 
 
 def missing_components(launcher):
