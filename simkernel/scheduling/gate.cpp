@@ -262,11 +262,10 @@ void advance_for(double delay)
 // simulation (advance_to_next_event). That event was the next one when the gate looked,
 // but it may be gone before its date: the E2E retransmission deadline of a message whose
 // acknowledgement was still on its way (its actors had not started their activities
-// yet) is removed when the acknowledgement lands. The gate, asleep until then, saw the
-// simulation fall idle and the engine run the clock 10 s on to its own wake-up: SOS's
-// mt_lock_test under the measured CPU model, whose main threads join their threads while
-// these call Portals, ended at 10 or 20 s of simulated time for 0.1 s of computation.
-// Woken each time the clock moves, it looks again at the date it has reached.
+// yet) is removed when the acknowledgement lands. Asleep until then, the gate would see
+// the simulation fall idle and the engine run the clock 10 s on to its own wake-up. Woken
+// each time the clock moves, it looks again at the date it has reached (test: ranks whose
+// main thread joins the threads that call Portals).
 bool g_gate_waits_for_next_event = false;
 
 // Parks the gate until the clock moves (or a rank runs again, an event is withdrawn).
