@@ -18,18 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
 from testkit.launch import command, run as run_command  # noqa: E402
 from testkit.mpi_env import launch_environment, osu_for_mpi  # noqa: E402
-from testkit.osu import every_size, figures, report  # noqa: E402
+from testkit.osu import MPI_PROGRAMS as PROGRAMS, every_size, figures, mpi_arguments, report  # noqa: E402
 
 SKIP = 77
-PROGRAMS = {
-    "pt2pt": ["osu_latency", "osu_bw", "osu_bibw", "osu_latency_mt", "osu_multi_lat", "osu_mbw_mr"],
-    "one-sided": ["osu_put_latency", "osu_get_latency", "osu_put_bw", "osu_get_bw", "osu_put_bibw",
-                  "osu_cas_latency", "osu_fop_latency"],
-    "startup": ["osu_init", "osu_hello"],
-    "collective": ["osu_allgather", "osu_allgatherv", "osu_allreduce", "osu_alltoall", "osu_alltoallv",
-                   "osu_barrier", "osu_bcast", "osu_gather", "osu_gatherv", "osu_reduce", "osu_reduce_scatter",
-                   "osu_scatter", "osu_scatterv"],
-}
 # Not run yet, and why (the speed issue): the group prints it.
 NOT_RUN = {
     "one-sided": {name: "all its sizes take about six minutes of wall time even with -i 2 (OSU runs those "
@@ -44,14 +35,6 @@ NOT_RUN = {
 # What the start-up programs print instead of figures per size.
 # (osu_hello prints nothing: MPI_Init, MPI_Finalize, exit 0.)
 STARTUP_LINES = {"osu_init": re.compile(r"nprocs: \d+, min: [\d.]+, max: [\d.]+, avg: [\d.]+")}
-
-
-def arguments(group, program, full):
-    if group == "startup":
-        return []
-    if group == "collective":  # OSU's sizes go up to 1 MiB
-        return ["-i", "10", "-x", "2"] if full else ["-m", "16384", "-i", "3", "-x", "1"]
-    return ["-i", "100", "-x", "10"] if full else ["-i", "3", "-x", "1"]
 
 
 def figures_expected(group, program):
@@ -88,7 +71,7 @@ def main(argv):
         if not program.exists():
             failures.append(f"{name}: not built ({program} is missing)")
             continue
-        result, wall = run(launcher, program, ranks, ppn, cpu_model, arguments(group, name, full))
+        result, wall = run(launcher, program, ranks, ppn, cpu_model, mpi_arguments(group, full))
         sizes = figures(result.stdout)
         print(f"{name}: exit {result.returncode}, {len(sizes)} sizes, {wall:.1f} s of wall time", flush=True)
         if result.returncode != 0:
