@@ -333,6 +333,30 @@ def plot(build, program, out, config):
     return done.stdout.split()
 
 
+def write_csv(out, program):
+    """out/NAME.csv: each size (or figure) and its simulated and native value."""
+    simulated, native = (program.runs.get(side, {}).get("figures", {}) for side in ("simulated", "native"))
+    (out / f"{program.name}.csv").write_text("key,simulated,native\n" + "".join(
+        f"{key},{simulated.get(key, '')},{native.get(key, '')}\n" for key in {**native, **simulated}))
+
+
+def write_report(out, programs, started, argv, options, notes):
+    """The report in Markdown, written with its numbers in JSON into out (None: nowhere)."""
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    header = (f"Started {started:%Y-%m-%d %H:%M} UTC on a host of {os.cpu_count()} CPUs, `{argv}`, CPU model "
+              f"{options.cpu_model or 'the launcher default'}; at the end `uptime`: {uptime}")
+    report = markdown(programs, header, notes)
+    if out is not None:
+        (out / "validation.md").write_text(report)
+        (out / "validation.json").write_text(json.dumps({
+            "started": f"{started:%Y-%m-%dT%H:%M:%SZ}", "command": argv, "cpus": os.cpu_count(),
+            "uptime": uptime, "cpu_model": options.cpu_model, "notes": notes,
+            "programs": [{"name": p.name, "group": p.group, "ranks": p.ranks, "ranks_per_node": p.ppn,
+                          "arguments": [display(a) for a in p.arguments], "load_average": p.load,
+                          "slowdown": slowdown(p), **p.runs} for p in programs]}, indent=1, default=str))
+    return report
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("build", nargs="?", default="build", help="s4bxi build directory (default: build)")
@@ -360,38 +384,24 @@ def main():
         print("skipped: nothing to run" + (f" (--only {options.only})" if options.only else ""))
         return SKIP
     started = datetime.datetime.now(datetime.timezone.utc)
+    argv = " ".join(["bench/validation.py"] + [display(a) for a in sys.argv[1:]])
     with tempfile.TemporaryDirectory(prefix="s4bxi-validation-") as scratch:
         out = Path(options.out).resolve() if options.out else Path(scratch)
-        keep = out / "runs"
-        keep.mkdir(parents=True, exist_ok=True)
-        for program in chosen:
-            run_program(program, launcher, options, keep)
-        uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-        argv = " ".join(["bench/validation.py"] + [display(a) for a in sys.argv[1:]])
-        header = (f"Started {started:%Y-%m-%d %H:%M} UTC on a host of {os.cpu_count()} CPUs, `{argv}`, CPU model "
-                  f"{options.cpu_model or 'the launcher default'}; at the end `uptime`: {uptime}")
-        report = markdown(chosen, header, notes)
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        config = out / "runs" / "config.txt"
+        printed = subprocess.run([str(launcher), "--print-config"], capture_output=True, text=True)
+        if printed.returncode == 0:
+            config.write_text(printed.stdout)
+        for done, program in enumerate(chosen, 1):
+            run_program(program, launcher, options, out / "runs")
+            if options.out:  # what has run so far, should the rest be stopped
+                program.runs.setdefault("simulated", {})["plots"] = plot(build, program, out,
+                                                                         config if config.exists() else None)
+                write_csv(out, program)
+                write_report(out, chosen[:done], started, argv, options, notes)
+        report = write_report(out if options.out else None, chosen, started, argv, options, notes)
         print("\n" + report)
         if options.out:
-            config = out / "runs" / "config.txt"
-            printed = subprocess.run([str(launcher), "--print-config"], capture_output=True, text=True)
-            if printed.returncode == 0:
-                config.write_text(printed.stdout)
-            for program in chosen:
-                written = plot(build, program, out, config if config.exists() else None)
-                program.runs.setdefault("simulated", {})["plots"] = written
-                figures = {**program.runs.get("native", {}).get("figures", {}),
-                           **program.runs.get("simulated", {}).get("figures", {})}
-                (out / f"{program.name}.csv").write_text("key,simulated,native\n" + "".join(
-                    f"{k},{program.runs.get('simulated', {}).get('figures', {}).get(k, '')},"
-                    f"{program.runs.get('native', {}).get('figures', {}).get(k, '')}\n" for k in figures))
-            (out / "validation.md").write_text(report)
-            (out / "validation.json").write_text(json.dumps({
-                "started": f"{started:%Y-%m-%dT%H:%M:%SZ}", "command": argv, "cpus": os.cpu_count(),
-                "uptime": uptime, "cpu_model": options.cpu_model, "notes": notes,
-                "programs": [{"name": p.name, "group": p.group, "ranks": p.ranks, "ranks_per_node": p.ppn,
-                              "arguments": [display(a) for a in p.arguments], "load_average": p.load,
-                              "slowdown": slowdown(p), **p.runs} for p in chosen]}, indent=1, default=str))
             print(f"written: {out / 'validation.md'}, {out / 'validation.json'}")
     failed = [f"{p.name} ({side})" for p in chosen for side, entry in p.runs.items() if "error" in entry]
     if failed:
