@@ -225,13 +225,15 @@ def run_program(program, launcher, options, keep):
 
 
 def number(value):
-    """A figure as the tables show it: to 4 significant digits below 1 and from a million,
-    else with two decimals; a count whole."""
+    """A figure as the tables show it: three decimals below 1 (3 significant digits below
+    0.01), 4 significant digits from 100 000, else two decimals; a count whole."""
     if value is None:
         return "-"
     if isinstance(value, int):
         return str(value)
-    return f"{value:.4g}" if abs(value) < 1 or abs(value) >= 1e6 else f"{value:.2f}"
+    if value and abs(value) < 0.01 or abs(value) >= 1e5:
+        return f"{value:.4g}" if abs(value) >= 1e5 else f"{value:.3g}"
+    return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"
 
 
 def slowdown(program):
@@ -262,7 +264,7 @@ def markdown(programs, header, notes):
         lines += ["", f"### {p.name}", "",
                   f"{p.ranks} ranks, {p.ppn} per node, `{' '.join(map(display, p.arguments))}`; load average before "
                   f"the run {load}; wall time of the simulated run {number(simulated.get('wall'))} s, of the native "
-                  f"run {number(native.get('wall')) + ' s' if p.native else '- (none)'}; slowdown "
+                  f"run {number(native.get('wall')) + ' s' if p.native else '- (no native OpenSHMEM here)'}; slowdown "
                   f"{f'{ratio:.1f}' if ratio else '-'}", ""]
         key = "size (B)" if p.kind == "osu" else "figure"
         what = f" {unit}" if unit else ""
