@@ -5,9 +5,9 @@ Each program runs once under `s4bxi-launch` (the launcher's default CPU model un
 --cpu-model names one) and once natively here with a plain `mpirun` (Open MPI over shared
 memory, testkit.mpi_env.native_command), then one table per program gives what it printed
 for each size (or, for an application, its own figures) under both, and the wall time of
-both runs with their ratio, the slowdown. The native figures are this host's shared memory,
-not a BXI network: they say how far apart the two are, not which one is right (docs/validation.md
-quotes the thesis's figures measured on BXI hardware).
+both runs with their ratio, the slowdown. The native figures are this host's shared
+memory, not a BXI network: they say how far apart the two are, not which one is right
+(docs/validation.md quotes the thesis's figures measured on BXI hardware).
 
 - OSU 5.3's MPI programs: point-to-point and one-sided on 2 ranks, one per node;
   collectives on 16 ranks, 4 per node (tests/mpi/run_osu.py's groups);
@@ -18,13 +18,14 @@ quotes the thesis's figures measured on BXI hardware).
 usage: bench/validation.py [BUILD_DIR] [--quick] [--only NAME,...] [--cpu-model zero|measured]
                            [--out DIR] [--timeout S]
 
---quick runs osu_latency, osu_allreduce (4 ranks, 2 per node), osu_oshm_broadcast and a small
-LULESH with few iterations and small sizes: a smoke test of the report. --only takes
+--quick runs osu_latency, osu_allreduce (4 ranks, 2 per node), osu_oshm_broadcast and a
+small LULESH with few iterations and small sizes: a smoke test of the report. --only takes
 program names (osu_latency, osu_oshm_put, lulesh...) or groups (pt2pt, one-sided,
-collective, shmem, apps). --out DIR writes DIR/validation.md (the tables), DIR/validation.json
-(every number), DIR/NAME.csv (size, simulated, native), and, per program, the simulated run's
-summary and s4bxi-plot's pictures (DIR/plots/NAME/: the simulated figures as s4bxi-plot's
-NetPIPE input, netpipe.png, beside the model's one-way time for osu_latency).
+collective, shmem, apps). --out DIR writes, after each program, DIR/validation.md (the
+tables), DIR/validation.json (every number), DIR/NAME.csv (size, simulated, native), the
+simulated run's summary (DIR/runs/NAME.json) and s4bxi-plot's pictures (DIR/plots/NAME/:
+the simulated and native figures as NetPIPE's rows, which s4bxi-plot reads, and
+netpipe.png, both curves against the size, with the model's one-way time for osu_latency).
 
 Exit status 0 when every program ran, 1 when a run failed, 77 when none could run (OSU,
 Open MPI's Portals components, SOS or the applications not built: each says how to build it).
