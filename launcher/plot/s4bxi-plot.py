@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """s4bxi-plot: pictures of an s4bxi run, from its summary and its timeline.
 
-    s4bxi-plot SUMMARY.json [TIMELINE.json] -o DIR [--format png|svg] [--netpipe FILE [--config FILE]]
+    s4bxi-plot SUMMARY.json [TIMELINE.json] -o DIR [--format png|svg]
+               [--netpipe FILE [--label TEXT] [--config FILE] [--beside FILE [--beside-label TEXT]]]
 
 Writes into DIR (created if missing):
   ranks.EXT        per rank, stacked: computing, in MPI/Portals calls, blocked in a wait
@@ -10,7 +11,9 @@ Writes into DIR (created if missing):
   gantt.EXT        the timeline as a Gantt chart (TIMELINE.json given, at most 64 ranks)
   netpipe.EXT      latency and bandwidth against message size (--netpipe: NetPIPE's np.out),
                    beside the model's (--config: what `s4bxi-launch --print-config` printed
-                   for the run's platform and options)
+                   for the run's platform and options), and beside another curve in the same
+                   format (--beside: e.g. the same program run natively); --label and
+                   --beside-label name the two curves
   netpipe.csv      the same numbers: size, measured and model one-way time and Mbit/s
 and prints the path of each file it wrote. Exit status 2 for bad input.
 """
@@ -205,7 +208,8 @@ def model_one_way(config):
     return one_way, None
 
 
-def netpipe(plt, path, out, config_path):
+def read_netpipe(path):
+    """(sizes, one-way µs, Mbit/s) of NetPIPE's rows (bytes, Mbps, seconds) in `path`."""
     sizes, latencies, bandwidths = [], [], []
     try:
         with open(path) as f:
@@ -224,17 +228,26 @@ def netpipe(plt, path, out, config_path):
         fail(f"cannot read the NetPIPE output {path}: {e.strerror}")
     if not sizes:
         fail(f"{path} has no NetPIPE rows (bytes, Mbps, seconds)")
+    return sizes, latencies, bandwidths
+
+
+def netpipe(plt, path, out, config_path, label="measured (NetPIPE)", beside=None, beside_label="beside"):
+    sizes, latencies, bandwidths = read_netpipe(path)
     model = None
     if config_path:
         model, why = model_one_way(read_config(config_path))
         if not model:
             print(f"s4bxi-plot: no model curve: {why}", file=sys.stderr)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    left.loglog(sizes, latencies, marker=".", label="measured (NetPIPE)")
+    left.loglog(sizes, latencies, marker=".", label=label)
     left.set_xlabel("message size (bytes)")
     left.set_ylabel("one-way time (µs)")
     left.set_title("Latency")
-    right.semilogx(sizes, bandwidths, marker=".", label="measured (NetPIPE)")
+    right.semilogx(sizes, bandwidths, marker=".", label=label)
+    if beside:
+        other_sizes, other_latencies, other_bandwidths = read_netpipe(beside)
+        left.loglog(other_sizes, other_latencies, marker="x", label=beside_label)
+        right.semilogx(other_sizes, other_bandwidths, marker="x", label=beside_label)
     right.set_xlabel("message size (bytes)")
     right.set_ylabel("Mbit/s")
     right.set_title("Bandwidth")
@@ -268,6 +281,10 @@ def main():
     parser.add_argument("--netpipe", help="NetPIPE's output (np.out) to draw latency and bandwidth from")
     parser.add_argument("--config", help="the run's effective configuration (saved output of s4bxi-launch "
                         "--print-config with the run's platform and options): draws the model beside NetPIPE")
+    parser.add_argument("--label", default="measured (NetPIPE)", help="the name of --netpipe's curve")
+    parser.add_argument("--beside", help="another curve in NetPIPE's format to draw beside --netpipe's (the same "
+                        "program run natively, another platform...)")
+    parser.add_argument("--beside-label", default="beside", help="the name of --beside's curve")
     args = parser.parse_args()
     summary = load_json(args.summary, "summary")
     if not isinstance(summary, dict) or "ranks" not in summary:
@@ -291,7 +308,8 @@ def main():
     if timeline is not None:
         written.append(gantt(plt, timeline, path("gantt")))
     if args.netpipe:
-        written.append(netpipe(plt, args.netpipe, path("netpipe"), args.config))
+        written.append(netpipe(plt, args.netpipe, path("netpipe"), args.config, args.label, args.beside,
+                               args.beside_label))
     for file in written:
         if file:
             print(file)

@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
 from testkit.launch import command, run  # noqa: E402
-from testkit.mpi_env import launch_environment, missing_components, native_environment  # noqa: E402
+from testkit.apps import LULESH_ITERATIONS, application_prefix, field, lulesh_arguments, quicksilver_deck  # noqa: E402
+from testkit.mpi_env import launch_environment, missing_components, native_command, native_environment  # noqa: E402
 
 SKIP = 77
 TIMEOUT = 1500  # seconds of wall time for one run under the launcher
-LULESH_SIZE, LULESH_ITERATIONS = 12, 30
 # The mesh is symmetric about its origin's planes: a halo exchanged wrongly breaks that by
 # far more than rounding does.
 SYMMETRY = 1e-8
@@ -49,7 +49,7 @@ def run_native(program, ranks, args, inputs, keep):
     the folder keep under the checksum of the program, its arguments and its input files:
     the test under the other CPU model reads it instead of paying for a second run (16
     ranks polling on 2 cores take more than half a minute). None when the run fails."""
-    line = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks), str(program), *args]
+    line = native_command(program, ranks, args)
     digest = hashlib.sha256(" ".join(line).encode())
     for path in (program, *inputs):
         digest.update(Path(path).read_bytes())
@@ -76,19 +76,12 @@ def run_simulated(launcher, program, ranks, cpu_model, args):
     return result
 
 
-def field(pattern, text):
-    found = re.search(pattern, text, re.M)
-    return found.group(1) if found else None
-
-
 def check_lulesh(prefix, launcher, ranks, cpu_model, keep):
     side = round(ranks ** (1 / 3))
     if side ** 3 != ranks:
         return [f"LULESH runs on a cube number of ranks, not {ranks}"]
     program = prefix / "lulesh2.0"
-    args = ["-s", str(LULESH_SIZE)]
-    if os.environ.get("S4BXI_CHECK_FULL") != "1":
-        args += ["-i", str(LULESH_ITERATIONS)]
+    args = lulesh_arguments(os.environ.get("S4BXI_CHECK_FULL") == "1")
     native = run_native(program, ranks, args, [], keep)
     reference = field(r"Final Origin Energy\s*=\s*(\S+)", native or "")
     iterations = field(r"Iteration count\s*=\s*(\d+)", native or "")
@@ -146,7 +139,7 @@ def balance_errors(rows, cycles):
 
 
 def check_quicksilver(prefix, launcher, source_root, ranks, cpu_model, keep):
-    deck = source_root / "tests" / "apps" / "quicksilver" / f"qs{ranks}.inp"
+    deck = quicksilver_deck(source_root, ranks)
     if not deck.exists():
         return [f"no input deck for {ranks} ranks ({deck})"]
     cycles = int(field(r"^\s*nSteps:\s*(\d+)", deck.read_text()))
@@ -179,15 +172,14 @@ def main(argv):
     if application not in ("lulesh", "quicksilver"):
         print(f"unknown application {application!r}: lulesh or quicksilver", file=sys.stderr)
         return 2
-    prefix_file = build / f"{application}-prefix"
-    if not prefix_file.exists():
-        print(f"skipped: {application} was not built ({prefix_file} is missing): run tools/setup with its "
-              f"tarball beside the clone or named by S4BXI_{application.upper()}_SOURCE (docs/applications.md)")
+    try:
+        prefix = application_prefix(build, application)
+    except LookupError as why:
+        print(f"skipped: {why}")
         return SKIP
     if why := missing_components(launcher):
         print(f"skipped: {why}")
         return SKIP
-    prefix = Path(prefix_file.read_text().strip())
     keep = build / "tests" / "apps"
     if application == "lulesh":
         errors = check_lulesh(prefix, launcher, ranks, cpu_model, keep)

@@ -1,6 +1,6 @@
 """What the scripts that run MPI programs under s4bxi-launch (the MPI and application
 tests, the benchmarks) share: their environment, whether Open MPI's Portals components
-and the OSU build are there, the end of a check script."""
+and the OSU build are there, the native run's command line, the end of a check script."""
 import os
 import shutil
 import subprocess
@@ -27,6 +27,14 @@ def native_environment():
     """launch_environment() for a native mpirun, outside the simulation (as root, mpirun
     wants to be told)."""
     return {**launch_environment(), **root_consent()}
+
+
+def native_command(program, ranks, arguments=()):
+    """The command that runs `program` natively here on `ranks` ranks, outside the
+    simulation: Open MPI's shared-memory transport (ob1 over vader), as many ranks as asked
+    whatever the cores, none bound to one."""
+    return ["mpirun", "--oversubscribe", "--bind-to", "none", "--mca", "pml", "ob1", "--mca", "btl", "self,vader",
+            "-np", str(ranks), str(program), *map(str, arguments)]
 
 
 def missing_components(launcher):
