@@ -22,9 +22,9 @@ namespace s4bxi::sim {
 // when it is in an OpenSHMEM wait or calls OpenSHMEM tests (wire::Slot::memory_polls)...
 inline constexpr uint64_t kMemoryWaitCpuNs = 5'000'000;
 // ... and when it is in none: it may be waiting by plain reads of its memory, or computing
-// over memory it has touched already (SOS's bigput checks 16 MiB it received, 3 to 10 ms
-// of CPU on a loaded 2-core host: taken to wait, it ended at another date in some runs;
-// test: memory waits, "a computing rank keeps its date").
+// over memory it has touched already (SOS's bigput checks 16 MiB it received; test: a
+// rank waiting on its memory sees each write at its date, whose rank computes 20 ms of
+// CPU while a write is on its way).
 inline constexpr uint64_t kMemoryWaitByReadsCpuNs = 50'000'000;
 
 // Under the zero CPU model, for a computing rank the rule applies to, given its simulated
