@@ -176,6 +176,10 @@ Options:
       --log-level LEVEL error, warning, info or debug (default warning)
       --summary FILE    also write the run summary as JSON to FILE
   -q, --quiet           do not print the run summary
+      --network-model M detailed: the BXI NIC, PCIe and E2E model; flow: each
+                        Portals operation is one network transfer, several
+                        times cheaper to simulate (same as --set
+                        network.model=M; default detailed)
       --set KEY=VALUE   override a key of the platform, e.g.
                         --set nic.quick_acks=true --set bxi.link_latency=1e-6
                         (repeatable; wins over S4BXI_* and the file)
@@ -235,6 +239,7 @@ struct Raw {
         service_ranks;
     std::string simkernel, preload, trace, timeline, paje, timeline_filter, mpi_costs;
     std::vector<std::string> sets;
+    std::string network_model;
     bool quiet = false, keep = false, help = false, version = false, print_config = false, calibrate = false;
 };
 
@@ -355,7 +360,7 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
     static const std::vector<std::string_view> with_value = {
         "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
         "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout",
-        "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--timeline",
+        "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--network-model", "--timeline",
         "--paje", "--timeline-filter", "--mpi-costs"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -398,6 +403,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     CLI::Option* mpi_costs = app.add_option("--mpi-costs", raw.mpi_costs);
     app.add_flag("--calibrate", raw.calibrate);
     app.add_option("--set", raw.sets)->allow_extra_args(false);
+    CLI::Option* network_model = app.add_option("--network-model", raw.network_model);
     app.add_flag("--print-config", raw.print_config);
     app.add_flag("-q,--quiet", raw.quiet);
     app.add_flag("--keep-run-dir", raw.keep);
@@ -405,7 +411,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, lockstep,
                                 timeout, deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks,
-                                timeline, paje, timeline_filter, mpi_costs})
+                                timeline, paje, timeline_filter, mpi_costs, network_model})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -464,6 +470,16 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
             continue;
         }
         options.knob_env.emplace_back(name, value);
+    }
+    // --network-model M is --set network.model=M, given before the other --set.
+    if (network_model->count()) {
+        if (raw.network_model.find('@') != std::string::npos)
+            check.fail("--network-model", raw.network_model,
+                       "detailed or flow (not supported yet: switching network models during a run)");
+        else if (raw.network_model != "detailed" && raw.network_model != "flow")
+            check.fail("--network-model", raw.network_model, "detailed or flow");
+        else
+            raw.sets.insert(raw.sets.begin(), "network.model=" + raw.network_model);
     }
     for (const std::string& set : raw.sets) {
         size_t eq = set.find('=');

@@ -84,6 +84,17 @@ inline constexpr Key kKeys[] = {
     {"topology.link_latency", Type::Real, 0, kNoMax, false, "S4BXI_TOPOLOGY_LINK_LATENCY", false, {},
      "s, switch <-> switch (default: bxi.link_latency)"},
 
+    {"network.model", Type::Text, 0, 0, false, "S4BXI_NETWORK_MODEL", false, {},
+     "detailed (the BXI NIC, PCIe and E2E model) or flow (each operation one network transfer)"},
+    {"flow.command_time", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_COMMAND_TIME", false, {},
+     "s, flow model: what posting an operation costs the calling rank"},
+    {"flow.latency", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_LATENCY", false, {},
+     "s, flow model: added to every message's network transfer"},
+    {"flow.rx_time", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_RX_TIME", false, {},
+     "s, flow model: a NIC takes in one message at a time, each for this long"},
+    {"flow.bandwidth_factor", Type::Real, 0, 1, true, "S4BXI_FLOW_BANDWIDTH_FACTOR", false, {},
+     "flow model: the share of the links' bandwidth a message's payload gets"},
+
     {"nic.command_queue_depth", Type::Count, 1, 1 << 20, false, "S4BXI_NIC_COMMAND_QUEUE_DEPTH", false, {},
      "commands a NI may have queued before the CPU blocks"},
     {"nic.e2e", Type::Bool, 0, 0, false, "S4BXI_E2E_OFF", true, {}, "BXI end-to-end acknowledgements"},

@@ -136,6 +136,7 @@ int Call::data(MessageType kind, bool swap)
     auto* message = new Message{kind, t, network_size, p_.nid, t->target_nid, kind};
     r_.waiting_on = "the PCIe command write";
     double command_start = sg4::Engine::get_clock();
+    flow_command();
     nic().tx_queue(t->request_vn).push_blocking(message, timing.command_size);
     if (trace::enabled()) trace::record(trace::Op::PCI_COMMAND, p_.nid, p_.nid, command_start, sg4::Engine::get_clock());
     return PTL_OK;

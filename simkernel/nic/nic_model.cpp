@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 
@@ -99,6 +100,10 @@ NicTask<> Nic::tx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = co_await tx_queue(vn).pop();
         ++g_sim_activity;
+        if (spec_.flow()) {  // every message on its own, none waits for another
+            spawn(flow_send(message, vn));
+            continue;
+        }
         // Flow control (first transmissions only): a message over its in-flight limit
         // waits, keeping its command-queue slot, until a credit comes back.
         if (message->retries == 0 && !e2e_.take_credits(*message, vn)) {
@@ -129,6 +134,9 @@ NicTask<> Nic::rx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = co_await rx_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
+        // The flow model's only time at the destination: a NIC takes in one message at a
+        // time (two that land together are not seen by the program at the same instant).
+        if (spec_.flow() && spec_.flow_rx_time > 0) co_await delay(spec_.flow_rx_time);
         g_message_hooks.landed(*message);
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
                              message->type == MessageType::E2eAck;
@@ -172,9 +180,12 @@ NicTask<> Nic::prepare_send(Message* message, VirtualNetwork vn)
 
 // The message travels from this NIC to the destination's RX engine of the same VN. A
 // message caught by a link failure is lost; E2E sends it again.
-NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
+NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, double bandwidth_share)
 {
     nic_model().bytes_moved += message->size;
+    // A share of the links' bandwidth is the same time as more bytes at full bandwidth.
+    uint64_t wire_bytes = bandwidth_share == 1.0 ? message->size
+                                                 : static_cast<uint64_t>(std::ceil(message->size / bandwidth_share));
     Nic& destination = nic_model().nic(message->destination_nid);
     sg4::Host* to = destination.hosts().nic;
     message->sent_at = sg4::Engine::get_clock();
@@ -187,7 +198,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
         uint32_t from = nid_, to_nid = message->destination_nid;
         double start = message->sent_at - nic_model().timings().send_preparation;
         try {
-            co_await transfer(hosts_.nic, to, message->size);
+            co_await transfer(hosts_.nic, to, wire_bytes);
         } catch (const simgrid::NetworkFailureException&) {
             XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, to_nid);
             delete message;
@@ -198,7 +209,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
         co_return;
     }
     LoneTransfers& lone = nic_model().lone_transfers();
-    if (auto computed = lone.computed_duration(hosts_.nic, to, message->size)) {
+    if (auto computed = lone.computed_duration(hosts_.nic, to, wire_bytes)) {
         // Nobody waits for it: a step of the destination's RX takes it when it lands.
         instant_order().at(message->sent_at + *computed, arrivals->owner(), [arrivals, message] { arrivals->push(message); });
         co_return;
@@ -208,7 +219,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking)
     sg4::Host* from = hosts_.nic;
     uint32_t source = nid_;
     uint64_t ticket = arrivals->expect();
-    when_ended(sg4::Comm::sendto_async(from, to, message->size), arrivals->owner(),
+    when_ended(sg4::Comm::sendto_async(from, to, wire_bytes), arrivals->owner(),
                [arrivals, message, from, to, source, ticket](bool failed) {
                    auto landed = [from, to] { nic_model().lone_transfers().simulated_ends(from, to); };
                    if (!failed) return arrivals->landed(ticket, message, landed);
@@ -290,6 +301,10 @@ NicTask<> Nic::tx_response(Message* message, VirtualNetwork vn)
 // one, otherwise a bare BXI ACK when E2E is on.
 NicTask<> Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
 {
+    if (spec_.flow()) {
+        co_await flow_answer(transfer, ptl_ack, request_vn);
+        co_return;
+    }
     if (!ptl_ack && !spec_.e2e) co_return;
     if (spec_.quick_acks) {  // appendix §7.2: nothing on the network; this RX does the initiator's part
         Transfer& t = *transfer;

@@ -192,7 +192,11 @@ private:
     NicTask<> rx_e2e_ack(Message* message);
 
     NicTask<> prepare_send(Message* message, VirtualNetwork vn);
-    NicTask<> network_send(Message* message, VirtualNetwork vn, bool blocking);
+    NicTask<> network_send(Message* message, VirtualNetwork vn, bool blocking, double bandwidth_share = 1.0);
+    // The flow model (flow_model.cpp): a message is one network transfer, then the
+    // destination's handling of it, which costs no time there.
+    NicTask<> flow_send(Message* message, VirtualNetwork vn);
+    NicTask<> flow_answer(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn);
     NicTask<> queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn);
 
     uint32_t nid_;

@@ -39,6 +39,11 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "topology.dimensions") return &s.torus_dimensions;
     if (key == "topology.link_bandwidth") return &s.topology_link_bandwidth;
     if (key == "topology.link_latency") return &s.topology_link_latency;
+    if (key == "network.model") return &s.network_model;
+    if (key == "flow.command_time") return &s.flow_command_time;
+    if (key == "flow.latency") return &s.flow_latency;
+    if (key == "flow.rx_time") return &s.flow_rx_time;
+    if (key == "flow.bandwidth_factor") return &s.flow_bandwidth_factor;
     if (key == "nic.command_queue_depth") return &s.command_queue_depth;
     if (key == "nic.e2e") return &s.e2e;
     if (key == "nic.model_pci") return &s.model_pci;

@@ -113,6 +113,12 @@ struct PlatformSpec {
     double pcie_shared_latency = 250e-9;
     double bxi_link_bandwidth = 11.1e9;
     double bxi_link_latency = 500e-9;
+    // [network] and [flow]: docs/model.md "The flow model" (the built-in platform's values)
+    std::string network_model = "detailed";
+    double flow_command_time = 256e-9;
+    double flow_latency = 3.21369e-07;
+    double flow_rx_time = 256e-9;
+    double flow_bandwidth_factor = 1.0;
     uint32_t command_queue_depth = 16;
     bool e2e = true;
     bool model_pci = true;
@@ -142,6 +148,7 @@ struct PlatformSpec {
     uint32_t nid_of(uint32_t node_index) const { return nids.empty() ? node_index : nids.at(node_index); }
     double switch_link_bandwidth() const { return topology_link_bandwidth > 0 ? topology_link_bandwidth : bxi_link_bandwidth; }
     double switch_link_latency() const { return topology_link_latency >= 0 ? topology_link_latency : bxi_link_latency; }
+    bool flow() const { return network_model == "flow"; }
     bool tracing() const { return !trace_folder.empty() && trace_folder != "/dev/null"; }
 };
 

@@ -325,6 +325,27 @@ uint32_t topology_leaves(const PlatformSpec& spec)
 
 void finalize_platform(PlatformSpec& spec)
 {
+    if (spec.network_model.find('@') != std::string::npos)
+        invalid(spec, "network.model",
+                fmt::format("not supported yet: switching network models during a run ('{}'); give detailed or flow",
+                            spec.network_model));
+    if (spec.network_model != "detailed" && spec.network_model != "flow")
+        invalid(spec, "network.model", fmt::format("'{}' is not a network model: detailed or flow", spec.network_model));
+    if (spec.flow()) {
+        // The flow model has no PCIe, no E2E and no flow control: a message is one network
+        // transfer. What the keys said is kept in their origin, for --print-config.
+        auto off = [&](const char* key, auto& field) {
+            if (field) spec.origins[key] = fmt::format("derived: off in the flow model (was {} from {})", field, origin_of(spec, key));
+            field = {};
+        };
+        off("nic.e2e", spec.e2e);
+        off("nic.model_pci", spec.model_pci);
+        off("nic.model_pci_commands", spec.model_pci_commands);
+        off("nic.quick_acks", spec.quick_acks);
+        off("nic.max_inflight_to_target", spec.max_inflight_to_target);
+        off("nic.max_inflight_to_process", spec.max_inflight_to_process);
+    }
+
     // The reference forces the PCIe command model off with the PCIe model.
     if (!spec.model_pci && spec.model_pci_commands) {
         spec.model_pci_commands = false;

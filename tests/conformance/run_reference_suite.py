@@ -8,6 +8,7 @@ usage: run_reference_suite.py LAUNCHER SOURCE_ROOT BUILD_DIR SET [options]
   --part K/M   only the K-th of M equal slices of the cases (a long set split for meson)
   --only NAME  only this case (repeatable)
   --cpu-model  zero (default) or measured
+  --set K=V    a key of the platform for every case (repeatable), e.g. network.model=flow
   --timeout S  wall-clock limit per case (default 60)
   --expected F the expected failures (default: expected_failures.txt next to this script)
 
@@ -43,6 +44,7 @@ def parse_args():
     parser.add_argument("--part")
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--cpu-model", default="zero", choices=["zero", "measured"])
+    parser.add_argument("--set", action="append", default=[], dest="settings")
     parser.add_argument("--timeout", type=int, default=60)
     parser.add_argument("--expected", default=str(HERE / "expected_failures.txt"))
     return parser.parse_args()
@@ -89,11 +91,11 @@ def cases_of(suite, set_name):
     return [(name, [str(suite / "sfw" / "ptl_test"), "-b", str(folder) + "/", "-f", name]) for name in names]
 
 
-def run_case(launcher, name, program_line, ranks, cpu_model, timeout, env, workdir):
+def run_case(launcher, name, program_line, ranks, cpu_model, settings, timeout, env, workdir):
     """(passed, seconds, output tail)."""
     memory_waits = ["--memory-waits", "on"] if name in MEMORY_WAITERS else []
-    line = command(launcher, *program_line, ranks=ranks, cpu_model=cpu_model, timeout=timeout, options=memory_waits,
-                   separate=True)
+    line = command(launcher, *program_line, ranks=ranks, cpu_model=cpu_model, timeout=timeout, settings=settings,
+                   options=memory_waits, separate=True)
     started = time.monotonic()
     try:
         run = run_command(line, wall_timeout=timeout + 30, env=env, cwd=workdir, errors="replace")
@@ -138,7 +140,7 @@ def main():
         for name, program_line in cases:
             # An expected failure may be a hang: it need not use the whole wall-clock limit.
             timeout = min(a.timeout, 10) if name in expected else a.timeout
-            passed, seconds, output = run_case(a.launcher, name, program_line, ranks, a.cpu_model, timeout, env,
+            passed, seconds, output = run_case(a.launcher, name, program_line, ranks, a.cpu_model, a.settings, timeout, env,
                                                workdir)
             if name in expected:
                 verdict = "XPASS" if passed else "XFAIL"

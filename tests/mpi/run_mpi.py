@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs one MPI test program of this folder with Debian's mpirun under s4bxi-launch.
 
-usage: run_mpi.py LAUNCHER PROGRAM_DIR SOURCE_ROOT CASE [--skip REASON] [--repeat N]
+usage: run_mpi.py LAUNCHER PROGRAM_DIR SOURCE_ROOT CASE [--skip REASON] [--repeat N] [--network-model M]
 
 CASE is PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE, e.g. p2p:portals:4:1, or
 determinism:PROGRAM:CONFIGURATION:RANKS:RANKS_PER_NODE, or
@@ -212,6 +212,11 @@ class Interruptions:
             self.count += len(stopped)
 
 
+# --network-model M: the run's network model (docs/model.md); the simulated times p2p
+# asserts are the detailed model's, and are not asserted under another.
+LAUNCHER_OPTIONS = []
+
+
 def run_once(launcher, program, configuration, ranks, ppn, components, program_args, cpu_model=None,
              interrupted=False):
     env = launch_environment()
@@ -225,7 +230,8 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
     mpirun += [str(program)] + program_args
     with tempfile.TemporaryDirectory() as d:
         summary_path = os.path.join(d, "run.json")
-        line = command(launcher, *mpirun, ranks=None, cpu_model=cpu_model, timeout=120, options=("--ppn", ppn),
+        line = command(launcher, *mpirun, ranks=None, cpu_model=cpu_model, timeout=120,
+                       options=("--ppn", ppn, *LAUNCHER_OPTIONS),
                        summary=summary_path, separate=True)
         print("$", " ".join(line), flush=True)
         # Its own wait, not testkit.launch.run: Interruptions stops and resumes the ranks meanwhile.
@@ -290,7 +296,9 @@ def main(argv):
         program_args = list(PROGRAM_ARGUMENTS.get((name, configuration), []))
         if interrupted:
             program_args += INTERRUPTED_ARGUMENTS.get(name, [])
-        if name == "p2p" and configuration != "tcp":
+        if "--network-model" in options:
+            LAUNCHER_OPTIONS.extend(["--network-model", options[options.index("--network-model") + 1]])
+        if name == "p2p" and configuration != "tcp" and not LAUNCHER_OPTIONS:
             program_args += model_bounds(source_root)
         for _ in range(repeat):
             if determinism:

@@ -26,6 +26,7 @@ class Platform:
                 spec.setdefault(section, {}).update(values)
         self.pcie = spec["pcie"]
         self.bxi = spec["bxi"]
+        self.flow = spec["flow"]
 
     def pci(self, size):
         """A lone transfer between a node's cores and its NIC: two links in series."""
@@ -160,6 +161,38 @@ class Platform:
 # it with a Get).
 MTL_SHORT_LIMIT = 2048
 POLLING_STEP = 4e-6  # the first polling step (docs/model.md, "Polling")
+
+
+class FlowTimeline:
+    """The flow model's dates of one operation, from the call (docs/model.md, "The flow
+    model"): the call costs flow.command_time; each message waits flow.latency, crosses the
+    network at the links' bandwidth times flow.bandwidth_factor, and is taken in by the
+    destination's NIC in flow.rx_time; an event reaches the rank's core after the PCIe
+    hand-over. A target's GET or FETCH_ATOMIC event is written once its response is sent."""
+
+    def __init__(self, platform):
+        self.p = platform
+        self.f = platform.flow
+
+    def one_way(self, size):
+        return self.f["latency"] + self.p.network(size / self.f["bandwidth_factor"]) + self.f["rx_time"]
+
+    def put(self, size, target_event="PUT"):
+        call = self.f["command_time"]
+        there = call + self.one_way(size)
+        back = there + self.one_way(Platform.ACK)
+        handover = self.p.pci_latency()
+        return {"return": call, target_event: there + handover, "SEND": back + handover, "ACK": back + handover}
+
+    def get(self, size, fetch=False):
+        call = self.f["command_time"]
+        there = call + self.one_way(size if fetch else Platform.GET_REQUEST)
+        handover = self.p.pci_latency()
+        dates = {"return": call, "FETCH_ATOMIC" if fetch else "GET": there + self.f["latency"] + handover,
+                 "REPLY": there + self.one_way(size) + handover}
+        if fetch:
+            dates["SEND"] = dates["REPLY"]
+        return dates
 
 
 class MtlPingPong:
