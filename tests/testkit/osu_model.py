@@ -1,0 +1,154 @@
+"""OSU 5.3's windowed point-to-point programs (osu_bw, osu_mbw_mr) over Open MPI's MTL
+portals4 under --cpu-model zero, predicted from the model's formulas (testkit.model,
+docs/model.md) as a pipeline of the stages a message goes through, never from a run.
+docs/openmpi.md, "The OSU curves", traces each stage in a run's timeline.
+
+A window is 64 MPI_Isend from rank 0 (node 0), which then waits for them all and receives
+rank 1's 4-byte reply; rank 1 (node 1) has posted its 64 MPI_Irecv before the window's
+first message arrives and replies once they have all completed. Each message goes through
+these stages, each a queue served one message at a time, in order:
+
+1. rank 0's core: the MPI_Isend's commands (above the MTL's short limit a PtlMEAppend for
+   the Get entry, then the PtlPut), each one PCIe write of 64 B; a PtlPut first takes one
+   of the NI's command-queue slots, which the TX engine frees when it starts the command;
+2. node 0's TX engine: send preparation, then inline (up to 8 B: the network send, then
+   200 ns) or DMA (a DMA request, the first-packet wait, the network send, then the end of
+   the payload's DMA read), then up to the 64-byte E2E context the SEND event it writes;
+3. the BXI links: the route's latency, then the bytes; messages in their bandwidth phase
+   share the link equally (SimGrid's max-min sharing, each at bandwidth / 1.05 / n), and
+   reach node 1's RX engine in the order they were sent;
+4. node 1's RX engine: the PUT event write, the ACK queued, the last-packet wait, the
+   payload write;
+5. node 1's response TX engine: each PTL ACK is a blocking network send: the engine waits
+   for the ACK to reach node 0 (the route's latency included), then 200 ns
+   (tx_after_ptl_ack), so that small messages' windows are paced by it (1205 ns a message);
+6. node 0's response RX: the ACK event (above the E2E context, the SEND event first),
+   delivered to rank 0's core.
+
+Rank 0's MPI_Waitall ends with the last ACK event; above the short limit each ACK is
+followed by the Get entry's PtlMEUnlink, and after the last one the progress loop's empty
+poll follows a Portals call, so it waits a polling step (the reply, already landed in an
+overflow block, writes no event). Its MPI_Recv then claims the reply (an append and its
+PUT_OVERFLOW event). The next window starts there; node 1's RX may still be writing the
+last payload, which the next window's first message waits for."""
+from .model import COMMAND, EVENT, CROSS_TRAFFIC, INLINE_MATCHING, MTL_SHORT_LIMIT, POLLING_STEP, SEND_PREPARATION
+
+WINDOW = 64
+COMMAND_QUEUE_DEPTH = 16  # nic.command_queue_depth
+TX_AFTER_PTL_ACK = 200e-9
+TX_AFTER_PUT_NO_DMA = 200e-9
+E2E_CONTEXT = 64
+ACK = 32
+DMA_REQUEST = 64
+REPLY = 4  # osu_bw's closing message
+
+
+def shared_link(flows, capacity):
+    """End dates of transfers over one bottleneck shared equally by those in their bandwidth
+    phase (processor sharing, as SimGrid's max-min shares a link between equal flows).
+    `flows`: (date the bandwidth phase starts, bytes), in sending order."""
+    pending = sorted(range(len(flows)), key=lambda i: flows[i][0])
+    remaining = {}
+    ends = [0.0] * len(flows)
+    now = 0.0
+    while pending or remaining:
+        if not remaining:
+            now = max(now, flows[pending[0]][0])
+        while pending and flows[pending[0]][0] <= now:
+            i = pending.pop(0)
+            remaining[i] = float(flows[i][1])
+        rate = capacity / len(remaining)
+        first = min(remaining, key=remaining.get)
+        finish = now + remaining[first] / rate
+        arrival = flows[pending[0]][0] if pending else float("inf")
+        step = min(finish, arrival) - now
+        for i in remaining:
+            remaining[i] -= rate * step
+        now += step
+        for i in [i for i, left in remaining.items() if left <= 1e-6]:
+            ends[i] = now
+            del remaining[i]
+    return ends
+
+
+class WindowedBandwidth:
+    """osu_bw's (and osu_mbw_mr's, one pair) windows, from the stages above."""
+
+    def __init__(self, platform):
+        self.p = platform
+        self.command = platform.pci(COMMAND)
+        self.event = platform.pci(EVENT)
+        self.latency = 2 * platform.bxi["link_latency"]
+        self.capacity = platform.bxi["link_bandwidth"] / CROSS_TRAFFIC
+
+    def tx(self, size, start):
+        """Node 0's TX engine on a Put started at `start`: (network send, engine free)."""
+        sent = start + SEND_PREPARATION
+        if size <= INLINE_MATCHING:
+            free = sent + TX_AFTER_PUT_NO_DMA
+        else:
+            requested = sent + self.p.pci(DMA_REQUEST)
+            free = max(requested + self.p.first_packet_wait(size), requested + self.p.pci(size - INLINE_MATCHING))
+            sent = requested + self.p.first_packet_wait(size)
+        if size <= E2E_CONTEXT:
+            free += self.event  # the SEND event, written by the TX
+        return sent, free
+
+    def window(self, size, start, rx_free):
+        """One window from rank 0's first MPI_Isend at `start`, node 1's RX engine busy until
+        `rx_free`. Returns (the end of rank 0's MPI_Recv of the reply, node 1's RX free)."""
+        long = size > MTL_SHORT_LIMIT
+        core, tx_free, tx_starts, sends = start, start, [], []
+        for j in range(WINDOW):
+            if long:
+                core += self.command  # the Get entry's PtlMEAppend
+            if j >= COMMAND_QUEUE_DEPTH:
+                core = max(core, tx_starts[j - COMMAND_QUEUE_DEPTH])  # a free slot
+            core += self.command
+            tx_start = max(core, tx_free)
+            sent, tx_free = self.tx(size, tx_start)
+            tx_starts.append(tx_start)
+            sends.append(sent)
+        ends = shared_link([(sent + self.latency, size) for sent in sends], self.capacity)
+        arrived, ack_free, seen, written = start, start, start, start
+        for j in range(WINDOW):
+            arrived = max(arrived, ends[j])  # in sending order
+            written = max(arrived, rx_free) + self.event  # the PUT event; the ACK is queued
+            rx_free = written + self.p.first_packet_wait(size) + self.p.pci(size)
+            at_node0 = max(written, ack_free) + SEND_PREPARATION + self.p.network(ACK)
+            ack_free = at_node0 + TX_AFTER_PTL_ACK
+            events = 1 if size <= E2E_CONTEXT else 2  # SEND comes with the ACK above the context
+            acked = at_node0 + events * self.event + self.p.pci_latency()
+            seen = max(seen, acked) + (self.command if long else 0)  # the Get entry's PtlMEUnlink
+        if long:
+            seen = min(seen + POLLING_STEP, self.stall(seen, rx_free, written + self.p.pci_latency()))
+        return seen + self.command + self.event, rx_free  # MPI_Recv claims the landed reply
+
+    def stall(self, polling, rx_free, received):
+        """When rank 0's last empty poll (from `polling`) is ended by the gate's stall rule
+        (docs/model.md, Polling): every rank waits on an empty poll's deadline and nothing
+        is under way, here once node 1's RX has written the last payload (`rx_free`) and
+        rank 1 is between two of its MPI_Irecv's PtlMEAppend. Rank 1 saw its last message
+        at `received`, replied (an MPI_Send of 4 B whose Put lands in rank 0's overflow
+        list: its ACK one event write sooner), then posts its 64 receives: above the short
+        limit each one an append that writes a LINK event, then an empty poll that waits a
+        polling step, since nothing arrives for rank 1 until the next window."""
+        append = self.command + self.event
+        posting = received + self.p.put_timeline(REPLY)["ACK"] - self.event
+        quiet = max(polling, rx_free)
+        for k in range(WINDOW):
+            poll = posting + k * (append + POLLING_STEP) + append
+            if quiet < poll:
+                return poll
+            if quiet < poll + POLLING_STEP:
+                return quiet
+        return quiet  # rank 1 waits in its MPI_Waitall
+
+    def run(self, size, iterations, skip):
+        """osu_bw's figure for `size`, in MB/s: the timed windows' bytes over their time."""
+        now, rx_free, start = 0.0, 0.0, 0.0
+        for i in range(skip + iterations):
+            if i == skip:
+                start = now
+            now, rx_free = self.window(size, now, rx_free)
+        return size * WINDOW * iterations / (now - start) / 1e6
