@@ -1,4 +1,4 @@
-"""OSU 5.3's windowed point-to-point programs (osu_bw, osu_mbw_mr) over Open MPI's MTL
+"""OSU 5.3's windowed point-to-point programs (osu_bw, osu_mbw_mr, osu_bibw) over Open MPI's MTL
 portals4 under --cpu-model zero, predicted from the model's formulas (testkit.model,
 docs/model.md) as a pipeline of the stages a message goes through, never from a run.
 docs/openmpi.md, "The OSU curves", traces each stage in a run's timeline.
@@ -94,9 +94,12 @@ class WindowedBandwidth:
             free += self.event  # the SEND event, written by the TX
         return sent, free
 
-    def window(self, size, start, rx_free):
-        """One window from rank 0's first MPI_Isend at `start`, node 1's RX engine busy until
-        `rx_free`. Returns (the end of rank 0's MPI_Recv of the reply, node 1's RX free)."""
+    def stream(self, size, start, rx_free, directions=1):
+        """A window's 64 Puts from rank 0's first MPI_Isend at `start`, node 1's RX engine busy
+        until `rx_free`; with 2 `directions` the same stream runs from node 1 to node 0 at
+        the same dates, its flows sharing the same links. Returns (when rank 0 has seen the
+        last ACK and, above the short limit, unlinked its Get entry; when rank 1 has seen the
+        last PUT event; node 1's RX free)."""
         long = size > MTL_SHORT_LIMIT
         core, tx_free, tx_starts, sends = start, start, [], []
         for j in range(WINDOW):
@@ -109,7 +112,7 @@ class WindowedBandwidth:
             sent, tx_free = self.tx(size, tx_start)
             tx_starts.append(tx_start)
             sends.append(sent)
-        ends = shared_link([(sent + self.latency, size) for sent in sends], self.capacity)
+        ends = shared_link([(sent + self.latency, size) for sent in sends], self.capacity / directions)
         arrived, ack_free, seen, written = start, start, start, start
         for j in range(WINDOW):
             arrived = max(arrived, ends[j])  # in sending order
@@ -120,8 +123,15 @@ class WindowedBandwidth:
             events = 1 if size <= E2E_CONTEXT else 2  # SEND comes with the ACK above the context
             acked = at_node0 + events * self.event + self.p.pci_latency()
             seen = max(seen, acked) + (self.command if long else 0)  # the Get entry's PtlMEUnlink
-        if long:
-            seen = min(seen + POLLING_STEP, self.stall(seen, rx_free, written + self.p.pci_latency()))
+        return seen, written + self.p.pci_latency(), rx_free
+
+    def window(self, size, start, rx_free):
+        """One window of osu_bw from rank 0's first MPI_Isend at `start`, node 1's RX engine
+        busy until `rx_free`. Returns (the end of rank 0's MPI_Recv of the reply, node 1's RX
+        free)."""
+        seen, received, rx_free = self.stream(size, start, rx_free)
+        if size > MTL_SHORT_LIMIT:
+            seen = min(seen + POLLING_STEP, self.stall(seen, rx_free, received))
         return seen + self.command + self.event, rx_free  # MPI_Recv claims the landed reply
 
     def stall(self, polling, rx_free, received):
@@ -144,11 +154,36 @@ class WindowedBandwidth:
                 return quiet
         return quiet  # rank 1 waits in its MPI_Waitall
 
-    def run(self, size, iterations, skip):
-        """osu_bw's figure for `size`, in MB/s: the timed windows' bytes over their time."""
+    def bidirectional_window(self, size, start, rx_free):
+        """One window of osu_bibw from both ranks' first MPI_Irecv at `start` (the two ranks
+        do the same at the same dates), each node's RX busy until `rx_free`. Returns (the end
+        of both ranks' second MPI_Waitall, each node's RX free).
+
+        Each rank posts its 64 receives, then sends its 64 messages, waits for its sends,
+        then for its receives (done by then: a PUT event comes before its ACK reaches the
+        other side). Above the short limit each receive is an append that writes a LINK
+        event, then an empty poll, which the stall rule ends once both ranks poll and the
+        previous window's payload writes are over (else a polling step). The two streams'
+        flows share the BXI links: SimGrid's links are shared by both directions, and each
+        flow loads them with bandwidth x 1.05 (its route and 5 % on the way back)."""
+        long = size > MTL_SHORT_LIMIT
+        posted = start
+        for _ in range(WINDOW):
+            posted += self.command + (self.event if long else 0)
+            if long and posted < rx_free:
+                posted = min(posted + POLLING_STEP, rx_free)
+        seen, _, rx_free = self.stream(size, posted, rx_free, directions=2)
+        if long:  # the last unlink's empty poll, until both ranks poll with nothing under way
+            seen = min(seen + POLLING_STEP, max(seen, rx_free))
+        return seen, rx_free
+
+    def run(self, size, iterations, skip, bidirectional=False):
+        """osu_bw's (osu_bibw's) figure for `size`, in MB/s: the timed windows' bytes (both
+        ways) over their time."""
+        window = self.bidirectional_window if bidirectional else self.window
         now, rx_free, start = 0.0, 0.0, 0.0
         for i in range(skip + iterations):
             if i == skip:
                 start = now
-            now, rx_free = self.window(size, now, rx_free)
-        return size * WINDOW * iterations / (now - start) / 1e6
+            now, rx_free = window(size, now, rx_free)
+        return size * WINDOW * (2 if bidirectional else 1) * iterations / (now - start) / 1e6
