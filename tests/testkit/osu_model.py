@@ -1,7 +1,11 @@
-"""OSU 5.3's windowed point-to-point programs (osu_bw, osu_mbw_mr, osu_bibw) over Open MPI's MTL
-portals4 under --cpu-model zero, predicted from the model's formulas (testkit.model,
-docs/model.md) as a pipeline of the stages a message goes through, never from a run.
+"""OSU 5.3's point-to-point programs beyond osu_latency (model.MtlPingPong) over Open MPI's
+MTL portals4 under --cpu-model zero, predicted from the model's formulas (testkit.model,
+docs/model.md), never from a run: the windowed ones (osu_bw, osu_mbw_mr, osu_bibw) as a
+pipeline of the stages a message goes through (WindowedBandwidth), osu_multi_lat as
+MtlPingPong's messages between Open MPI's barriers and reduces (MultiLatency).
 docs/openmpi.md, "The OSU curves", traces each stage in a run's timeline.
+
+The windowed programs:
 
 A window is 64 MPI_Isend from rank 0 (node 0), which then waits for them all and receives
 rank 1's 4-byte reply; rank 1 (node 1) has posted its 64 MPI_Irecv before the window's
@@ -28,10 +32,12 @@ these stages, each a queue served one message at a time, in order:
 Rank 0's MPI_Waitall ends with the last ACK event; above the short limit each ACK is
 followed by the Get entry's PtlMEUnlink, and after the last one the progress loop's empty
 poll follows a Portals call, so it waits a polling step (the reply, already landed in an
-overflow block, writes no event). Its MPI_Recv then claims the reply (an append and its
+overflow block, writes no event) unless the gate's stall rule ends it first
+(WindowedBandwidth.stall). Its MPI_Recv then claims the reply (an append and its
 PUT_OVERFLOW event). The next window starts there; node 1's RX may still be writing the
 last payload, which the next window's first message waits for."""
-from .model import COMMAND, EVENT, CROSS_TRAFFIC, INLINE_MATCHING, MTL_SHORT_LIMIT, POLLING_STEP, SEND_PREPARATION
+from .model import (COMMAND, CROSS_TRAFFIC, EVENT, INLINE_MATCHING, MTL_SHORT_LIMIT, POLLING_STEP, SEND_PREPARATION,
+                    MtlPingPong)
 
 WINDOW = 64
 COMMAND_QUEUE_DEPTH = 16  # nic.command_queue_depth
@@ -72,7 +78,8 @@ def shared_link(flows, capacity):
 
 
 class WindowedBandwidth:
-    """osu_bw's (and osu_mbw_mr's, one pair) windows, from the stages above."""
+    """osu_bw's (and osu_mbw_mr's, one pair, whose barrier before the first timed window
+    is left out: within 1 % at 10 windows) and osu_bibw's windows, from the stages above."""
 
     def __init__(self, platform):
         self.p = platform
@@ -187,3 +194,88 @@ class WindowedBandwidth:
                 start = now
             now, rx_free = window(size, now, rx_free)
         return size * WINDOW * (2 if bidirectional else 1) * iterations / (now - start) / 1e6
+
+
+class MultiLatency:
+    """osu_multi_lat on one pair: osu_latency's ping-pong, timed by each rank from the end of
+    its warm-up, through an MPI_Barrier, to the end of its last round trip, both ranks'
+    figures averaged; an MPI_Reduce after each size and an MPI_Barrier before the next.
+    Each message is MtlPingPong's, and the collectives are Open MPI's two-process forms, as
+    the timeline shows them:
+    - MPI_Barrier: each rank appends a 0-byte receive, puts 0 bytes to the other, and leaves
+      once its Put is acknowledged and the other's message is received; the later rank's
+      append claims the earlier rank's message when it has already landed;
+    - MPI_Reduce to rank 0: rank 0 receives rank 1's 8 bytes.
+    Every size starts where the previous one left the ranks. What the ping-pong alone does
+    not have:
+    - after the warm-up, rank 0 goes into the barrier: the next message for rank 1, which
+      ends its last empty poll (MtlPingPong.one_way), is the barrier's 0-byte Put, landed
+      in an overflow entry;
+    - after the timed loop, rank 0 goes into the reduce, where it only receives: rank 1's
+      last empty poll ends by the gate's stall rule (docs/model.md, Polling) once rank 0
+      polls too, after its append, and node 0's RX has written the last payload;
+    - node 0's RX writes a message's payload after the PUT event that ends rank 0's
+      receive: the barrier's and the reduce's messages from rank 1 wait for it (378.6 us
+      at 4 MiB)."""
+
+    REDUCED = 8  # one MPI_DOUBLE
+
+    def __init__(self, platform):
+        self.p = platform
+        self.pingpong = MtlPingPong(platform)
+        self.command = platform.pci(COMMAND)
+
+    def message(self, sent, posted, size, rx_free=0.0):
+        """(receive done, whether the receive was posted first, send done) of a short
+        message sent at `sent` to a receive called at `posted`, the target's RX busy until
+        `rx_free`: a message that arrives earlier waits, and so does all that follows."""
+        waits = max(0.0, rx_free - (sent + self.pingpong.arrival(size)))
+        return self.pingpong.one_way(sent + waits, posted, size, None)
+
+    def rx_free(self, received, size, expected):
+        """When node 0's RX has written the payload of the message whose PUT event ended rank
+        0's receive at `received` (a message landed in an overflow entry leaves nothing to
+        wait for once claimed)."""
+        if not expected:
+            return received
+        written = received - self.p.pci_latency()
+        return written + self.p.first_packet_wait(size) + self.p.pci(size)
+
+    def barrier(self, entered, rx_free0=0.0):
+        """Both ranks' exits from an MPI_Barrier they enter at `entered` (rank 0, rank 1),
+        node 0's RX busy until `rx_free0`."""
+        first = 0 if entered[0] <= entered[1] else 1
+        second = 1 - first
+        rx_free = (0.0, rx_free0)  # of the node each rank's message goes to
+        received, done = {}, {}
+        received[second], expected, done[first] = self.message(entered[first] + self.command, entered[second], 0,
+                                                               rx_free[first])
+        # The second's append returns once it has claimed the first's message if that
+        # landed before the append linked (the receive's end is that return), else at once.
+        appended = entered[second] + self.command if expected else received[second]
+        received[first], _, done[second] = self.message(appended, entered[first], 0, rx_free[second])
+        return tuple(max(done[r], received[r]) for r in (0, 1))
+
+    def reduce(self, entered, rx_free0):
+        received, _, done = self.message(entered[1], entered[0], self.REDUCED, rx_free0)
+        return received, done
+
+    def run(self, sizes, iterations, skip):
+        """osu_multi_lat's figure of each size in `sizes` (its order: 0, 1, 2, 4 ...), in
+        seconds: each rank's (end - start) / (2 iterations), averaged."""
+        def barrier_put(received, _expected):  # rank 0's append, then its 0-byte Put
+            return received + self.command + self.pingpong.arrival(0)
+
+        ranks = self.barrier((0.0, 0.0))  # main's MPI_Barrier after MPI_Init
+        figures = {}
+        for size in sizes:
+            def quiet(received, expected):  # rank 0 polls after its append; node 0's RX is done
+                return max(received + self.command, self.rx_free(received, size, expected))
+
+            ranks = self.barrier(ranks)
+            start0, start1, paths = self.pingpong.pingpong(size, ranks[0], ranks[1], skip, barrier_put)
+            ranks = self.barrier((start0, start1), self.rx_free(start0, size, paths[-1][1]))
+            end0, end1, paths = self.pingpong.pingpong(size, ranks[0], ranks[1], iterations, quiet)
+            figures[size] = ((end0 - start0) + (end1 - start1)) / 2 / (2 * iterations)
+            ranks = self.reduce((end0, end1), self.rx_free(end0, size, paths[-1][1]))
+        return figures
