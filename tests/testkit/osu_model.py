@@ -20,7 +20,8 @@ these stages, each a queue served one message at a time, in order:
    the payload's DMA read), then up to the 64-byte E2E context the SEND event it writes;
 3. the BXI links: the route's latency, then the bytes; messages in their bandwidth phase
    share the link equally (SimGrid's max-min sharing, each at bandwidth / 1.05 / n), and
-   reach node 1's RX engine in the order they were sent;
+   reach node 1's RX engine in the order they were sent; PCIe transfers (DMA reads,
+   payload writes) share their node's bus the same way (Transfers);
 4. node 1's RX engine: the PUT event write, the ACK queued, the last-packet wait, the
    payload write;
 5. node 1's response TX engine: each PTL ACK is a blocking network send: the engine waits
@@ -36,6 +37,10 @@ overflow block, writes no event) unless the gate's stall rule ends it first
 (WindowedBandwidth.stall). Its MPI_Recv then claims the reply (an append and its
 PUT_OVERFLOW event). The next window starts there; node 1's RX may still be writing the
 last payload, which the next window's first message waits for."""
+import heapq
+import itertools
+from collections import Counter
+
 from .model import (COMMAND, CROSS_TRAFFIC, EVENT, INLINE_MATCHING, MTL_SHORT_LIMIT, POLLING_STEP, SEND_PREPARATION,
                     MtlPingPong)
 
@@ -49,32 +54,40 @@ DMA_REQUEST = 64
 REPLY = 4  # osu_bw's closing message
 
 
-def shared_link(flows, capacity):
-    """End dates of transfers over one bottleneck shared equally by those in their bandwidth
-    phase (processor sharing, as SimGrid's max-min shares a link between equal flows).
-    `flows`: (date the bandwidth phase starts, bytes), in sending order."""
-    pending = sorted(range(len(flows)), key=lambda i: flows[i][0])
-    remaining = {}
-    ends = [0.0] * len(flows)
-    now = 0.0
-    while pending or remaining:
-        if not remaining:
-            now = max(now, flows[pending[0]][0])
-        while pending and flows[pending[0]][0] <= now:
-            i = pending.pop(0)
-            remaining[i] = float(flows[i][1])
-        rate = capacity / len(remaining)
-        first = min(remaining, key=remaining.get)
-        finish = now + remaining[first] / rate
-        arrival = flows[pending[0]][0] if pending else float("inf")
-        step = min(finish, arrival) - now
-        for i in remaining:
-            remaining[i] -= rate * step
-        now += step
-        for i in [i for i, left in remaining.items() if left <= 1e-6]:
-            ends[i] = now
-            del remaining[i]
-    return ends
+class Transfers:
+    """Dated actions and transfers that share their resource as SimGrid's max-min shares a
+    link between flows of equal weight: the n transfers in their bandwidth phase on one
+    resource each move at rate(resource, n) bytes per second. Actions may start more."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.now = 0.0
+        self.timers = []  # (date, order of scheduling: actions of one date run in it, action)
+        self.order = itertools.count()
+        self.flows = []  # [resource, bytes left, action called with the end date]
+
+    def at(self, date, action):
+        heapq.heappush(self.timers, (date, next(self.order), action))
+
+    def transfer(self, date, resource, size, action):
+        """`size` bytes on `resource` from `date` (the end of the route's latency)."""
+        self.at(date, lambda: self.flows.append([resource, float(size), action]))
+
+    def run(self):
+        while self.timers or self.flows:
+            count = Counter(flow[0] for flow in self.flows)
+            rates = [self.rate(flow[0], count[flow[0]]) for flow in self.flows]
+            date = min([self.now + flow[1] / rate for flow, rate in zip(self.flows, rates)]
+                       + ([self.timers[0][0]] if self.timers else []))
+            for flow, rate in zip(self.flows, rates):
+                flow[1] -= rate * (date - self.now)
+            self.now = date
+            ended = [flow for flow in self.flows if flow[1] <= 1e-3]  # bytes: rounding only
+            self.flows = [flow for flow in self.flows if flow[1] > 1e-3]
+            for flow in ended:
+                flow[2](date)
+            while self.timers and self.timers[0][0] <= date:
+                heapq.heappop(self.timers)[2]()
 
 
 class WindowedBandwidth:
@@ -88,49 +101,87 @@ class WindowedBandwidth:
         self.latency = 2 * platform.bxi["link_latency"]
         self.capacity = platform.bxi["link_bandwidth"] / CROSS_TRAFFIC
 
-    def tx(self, size, start):
-        """Node 0's TX engine on a Put started at `start`: (network send, engine free)."""
-        sent = start + SEND_PREPARATION
-        if size <= INLINE_MATCHING:
-            free = sent + TX_AFTER_PUT_NO_DMA
-        else:
-            requested = sent + self.p.pci(DMA_REQUEST)
-            free = max(requested + self.p.first_packet_wait(size), requested + self.p.pci(size - INLINE_MATCHING))
-            sent = requested + self.p.first_packet_wait(size)
-        if size <= E2E_CONTEXT:
-            free += self.event  # the SEND event, written by the TX
-        return sent, free
+    def rates(self, directions):
+        """Each resource's rate per transfer when n share it. The BXI links carry both
+        directions: a second stream, at the same dates, halves this one's share. A node's
+        PCIe bus: a transfer alone gets pci()'s rate (the limiter's 11.1 GB/s), two share
+        the bus (15.75 GB/s / 1.05). One way, DMA reads (node 0) and payload writes (node 1)
+        are on different nodes; both ways, each node does both."""
+        limiter, bus = self.p.pcie["limiter_bandwidth"], self.p.pcie["shared_bandwidth"] / CROSS_TRAFFIC
+
+        def rate(resource, n):
+            if resource == "link":
+                return self.capacity / directions / n
+            return min(limiter, bus / n)
+        return rate
 
     def stream(self, size, start, rx_free, directions=1):
         """A window's 64 Puts from rank 0's first MPI_Isend at `start`, node 1's RX engine busy
         until `rx_free`; with 2 `directions` the same stream runs from node 1 to node 0 at
-        the same dates, its flows sharing the same links. Returns (when rank 0 has seen the
-        last ACK and, above the short limit, unlinked its Get entry; when rank 1 has seen the
-        last PUT event; node 1's RX free)."""
+        the same dates, its flows sharing the same links, and each node's PCIe bus carries
+        its DMA reads and its payload writes. Returns (when rank 0 has seen the last ACK and,
+        above the short limit, unlinked its Get entry; when rank 1 has seen the last PUT
+        event; node 1's RX free)."""
         long = size > MTL_SHORT_LIMIT
-        core, tx_free, tx_starts, sends = start, start, [], []
-        for j in range(WINDOW):
-            if long:
-                core += self.command  # the Get entry's PtlMEAppend
+        sim = Transfers(self.rates(directions))
+        reads, writes = ("pcie", "pcie") if directions == 2 else ("node 0 pcie", "node 1 pcie")
+        after_tx = self.event if size <= E2E_CONTEXT else 0.0  # the SEND event, written by the TX
+        tx_starts, arrivals, written = [], {}, []
+        core = [start]
+        rx = {"free": rx_free, "busy": False}
+
+        def tx(j, free):
+            """Node 0's TX, free at `free`, on the next Put once its command is in."""
+            if j == WINDOW:
+                return
+            core[0] += self.command * (2 if long else 1)  # above the short limit the Get entry's append first
             if j >= COMMAND_QUEUE_DEPTH:
-                core = max(core, tx_starts[j - COMMAND_QUEUE_DEPTH])  # a free slot
-            core += self.command
-            tx_start = max(core, tx_free)
-            sent, tx_free = self.tx(size, tx_start)
-            tx_starts.append(tx_start)
-            sends.append(sent)
-        ends = shared_link([(sent + self.latency, size) for sent in sends], self.capacity / directions)
-        arrived, ack_free, seen, written = start, start, start, start
-        for j in range(WINDOW):
-            arrived = max(arrived, ends[j])  # in sending order
-            written = max(arrived, rx_free) + self.event  # the PUT event; the ACK is queued
-            rx_free = written + self.p.first_packet_wait(size) + self.p.pci(size)
-            at_node0 = max(written, ack_free) + SEND_PREPARATION + self.p.network(ACK)
+                core[0] = max(core[0], tx_starts[j - COMMAND_QUEUE_DEPTH] + self.command)  # a free slot
+            began = max(core[0], free)
+            tx_starts.append(began)
+            sent = began + SEND_PREPARATION
+            if size <= INLINE_MATCHING:
+                sim.transfer(sent + self.latency, "link", size, lambda end: arrive(j, end))
+                done = sent + TX_AFTER_PUT_NO_DMA + after_tx
+                sim.at(done, lambda: tx(j + 1, done))
+                return
+            requested = sent + self.p.pci(DMA_REQUEST)
+            sent = requested + self.p.first_packet_wait(size)
+            sim.transfer(sent + self.latency, "link", size, lambda end: arrive(j, end))
+
+            def read(end):  # the rest of the payload's DMA read is over
+                done = max(end, sent) + after_tx
+                sim.at(done, lambda: tx(j + 1, done))
+            sim.transfer(requested + self.p.pci_latency(), reads, size - INLINE_MATCHING, read)
+
+        def arrive(j, end):  # messages reach the RX in sending order
+            arrivals[j] = end
+            receive()
+
+        def receive():
+            """Node 1's RX: the PUT event (the ACK is queued), the last-packet wait, the
+            payload write."""
+            j = len(written)
+            if rx["busy"] or j not in arrivals:
+                return
+            rx["busy"] = True
+            written.append(max(arrivals[j], rx["free"]) + self.event)
+
+            def payload(end):
+                rx["free"], rx["busy"] = end, False
+                receive()
+            sim.transfer(written[-1] + self.p.first_packet_wait(size) + self.p.pci_latency(), writes, size, payload)
+
+        sim.at(start, lambda: tx(0, start))
+        sim.run()
+        ack_free, seen = start, start
+        for date in written:
+            at_node0 = max(date, ack_free) + SEND_PREPARATION + self.p.network(ACK)
             ack_free = at_node0 + TX_AFTER_PTL_ACK
             events = 1 if size <= E2E_CONTEXT else 2  # SEND comes with the ACK above the context
             acked = at_node0 + events * self.event + self.p.pci_latency()
             seen = max(seen, acked) + (self.command if long else 0)  # the Get entry's PtlMEUnlink
-        return seen, written + self.p.pci_latency(), rx_free
+        return seen, written[-1] + self.p.pci_latency(), rx["free"]
 
     def window(self, size, start, rx_free):
         """One window of osu_bw from rank 0's first MPI_Isend at `start`, node 1's RX engine
