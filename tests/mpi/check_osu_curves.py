@@ -27,8 +27,8 @@ from testkit.mpi_env import launch_environment, osu_for_mpi, verdict  # noqa: E4
 SKIP = 77
 TOLERANCE = 0.10
 ITERATIONS, WARMUP = 5, 1  # osu_latency's -i, and every program's -x
-# Windows timed by osu_bw and osu_mbw_mr: the latter's MPI_Barrier before its first timed
-# window shifts that window alone (osu_model.WindowedBandwidth), 1 % of 10 at most.
+# Windows timed by osu_bw, osu_bibw and osu_mbw_mr: the latter's MPI_Barrier before its
+# first timed window shifts that window alone (osu_model.WindowedBandwidth), 1 % of 10 at most.
 WINDOWS = 10
 # Every figure of a line (testkit.osu.FIGURE takes the first): osu_mbw_mr prints two.
 FIGURES = re.compile(r"^(\d+)((?:[ \t]+[\d.]+)+)[ \t]*$", re.M)
@@ -43,13 +43,15 @@ KNOWN_MODEL_DEVIATIONS = {
     ("osu_latency", 8192): POLL_BEFORE_REPLY,
     ("osu_multi_lat", 8192): POLL_BEFORE_REPLY + "; the same ping-pong inside osu_multi_lat",
 }
-
+# Each program takes 1 to 4 s of wall time on an idle host, ten times that on a loaded one;
+# the five stay under meson's 240 s.
+RUN_LIMIT = 40
 
 
 def run(launcher, program, args):
-    argv = command(launcher, program, *args, ranks=2, mpirun=True, timeout=240)
+    argv = command(launcher, program, *args, ranks=2, mpirun=True, timeout=RUN_LIMIT)
     print("$", " ".join(argv), flush=True)
-    return run_command(argv, wall_timeout=300, env=launch_environment())
+    return run_command(argv, wall_timeout=RUN_LIMIT + 10, env=launch_environment())
 
 
 def curves(platform):
