@@ -41,16 +41,12 @@ import heapq
 import itertools
 from collections import Counter
 
-from .model import (COMMAND, CROSS_TRAFFIC, EVENT, INLINE_MATCHING, MTL_SHORT_LIMIT, POLLING_STEP, SEND_PREPARATION,
-                    MtlPingPong)
+from .model import (COMMAND, CROSS_TRAFFIC, DMA_REQUEST, EVENT, INLINE_MATCHING, MTL_SHORT_LIMIT, POLLING_STEP,
+                    SEND_PREPARATION, MtlPingPong)
 
 WINDOW = 64
 COMMAND_QUEUE_DEPTH = 16  # nic.command_queue_depth
-TX_AFTER_PTL_ACK = 200e-9
-TX_AFTER_PUT_NO_DMA = 200e-9
-E2E_CONTEXT = 64
-ACK = 32
-DMA_REQUEST = 64
+TX_AFTER_PTL_ACK = 200e-9  # nic.timings.tx_after_ptl_ack
 REPLY = 4  # osu_bw's closing message
 
 
@@ -125,7 +121,7 @@ class WindowedBandwidth:
         long = size > MTL_SHORT_LIMIT
         sim = Transfers(self.rates(directions))
         reads, writes = ("pcie", "pcie") if directions == 2 else ("node 0 pcie", "node 1 pcie")
-        after_tx = self.event if size <= E2E_CONTEXT else 0.0  # the SEND event, written by the TX
+        after_tx = self.event if size <= self.p.E2E_CONTEXT else 0.0  # the SEND event, written by the TX
         tx_starts, arrivals, written = [], {}, []
         core = [start]
         rx = {"free": rx_free, "busy": False}
@@ -142,7 +138,7 @@ class WindowedBandwidth:
             sent = began + SEND_PREPARATION
             if size <= INLINE_MATCHING:
                 sim.transfer(sent + self.latency, "link", size, lambda end: arrive(j, end))
-                done = sent + TX_AFTER_PUT_NO_DMA + after_tx
+                done = sent + self.p.TX_AFTER_PUT_NO_DMA + after_tx
                 sim.at(done, lambda: tx(j + 1, done))
                 return
             requested = sent + self.p.pci(DMA_REQUEST)
@@ -176,9 +172,9 @@ class WindowedBandwidth:
         sim.run()
         ack_free, seen = start, start
         for date in written:
-            at_node0 = max(date, ack_free) + SEND_PREPARATION + self.p.network(ACK)
+            at_node0 = max(date, ack_free) + SEND_PREPARATION + self.p.network(self.p.ACK)
             ack_free = at_node0 + TX_AFTER_PTL_ACK
-            events = 1 if size <= E2E_CONTEXT else 2  # SEND comes with the ACK above the context
+            events = 1 if size <= self.p.E2E_CONTEXT else 2  # SEND comes with the ACK above the context
             acked = at_node0 + events * self.event + self.p.pci_latency()
             seen = max(seen, acked) + (self.command if long else 0)  # the Get entry's PtlMEUnlink
         return seen, written[-1] + self.p.pci_latency(), rx["free"]
