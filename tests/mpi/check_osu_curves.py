@@ -150,8 +150,7 @@ def main(argv):
             sizes, deviations = counted
             summary.append(f"{name} {sizes - deviations} sizes within {TOLERANCE:.0%} of the model"
                            + (f" ({deviations} known deviation(s))" if deviations else ""))
-    # verdict's pgrep -x anchors the alternation: any of the programs left running
-    return verdict(failures, "|".join(programs), "; ".join(summary))
+    return verdict(failures, list(programs), "; ".join(summary))
 
 
 if __name__ == "__main__":
