@@ -231,7 +231,7 @@ class MtlPingPong:
         """A message of `size` sent at `sent` (the MPI_Send call) to a rank whose MPI_Recv
         starts at `posted`. Returns (receive done, whether the message was expected, send
         done given when the peer's next message would reach the sender: a function of the
-        receive's end)."""
+        receive's end and of whether the message was expected)."""
         long = size > MTL_SHORT_LIMIT
         put = sent + (self.command if long else 0)  # the Get entry's append comes first
         timeline = self.p.put_timeline(size)
@@ -254,26 +254,35 @@ class MtlPingPong:
                 done = acked
         if long:  # PtlMEUnlink of the Get entry, then the empty poll's step
             unlinked = done + self.command
-            done = min(unlinked + POLLING_STEP, max(unlinked, peer_next_arrival(received)))
+            done = min(unlinked + POLLING_STEP, max(unlinked, peer_next_arrival(received, expected)))
         return received, expected, done
+
+    def pingpong(self, size, t0, posted1, iterations, after=None):
+        """`iterations` round trips from rank 0's MPI_Send called at `t0`, rank 1's first
+        MPI_Recv called at `posted1`. Returns (the end of rank 0's last MPI_Recv, of rank 1's
+        last MPI_Send, and per iteration whether each message, to rank 1 and back to rank 0,
+        found its receive posted: expected). `after`: what ends rank 1's last empty poll
+        (a function of rank 0's last receive, as `one_way`'s peer_next_arrival), when rank
+        0 does something else than sending it the next message."""
+        long = size > MTL_SHORT_LIMIT
+
+        def next_arrival(received, _expected):
+            return received + (self.command if long else 0) + self.arrival(size)
+
+        paths = []
+        for i in range(iterations):
+            r1, e1, s0 = self.one_way(t0, posted1, size, next_arrival)
+            last = after if after and i == iterations - 1 else next_arrival
+            r0, e0, s1 = self.one_way(r1, s0, size, last)
+            paths.append((e1, e0))
+            t0, posted1 = r0, s1
+        return t0, posted1, paths
 
     def run(self, size, iterations, skip):
         """osu_latency's figure, in seconds: (end - start) / (2 iterations), timed from the
         first iteration after `skip`, rank 1's first receive posted before rank 0's first
-        send. Also, per iteration, whether each message (to rank 1, back to rank 0) found
-        its receive posted (expected)."""
-        long = size > MTL_SHORT_LIMIT
-
-        def next_arrival(received):
-            return received + (self.command if long else 0) + self.arrival(size)
-
-        t0, posted1 = 0.0, -1.0  # rank 1 waits in MPI_Recv from the start
-        start, paths = None, []
-        for i in range(iterations + skip):
-            if i == skip:
-                start = t0
-            r1, e1, s0 = self.one_way(t0, posted1, size, next_arrival)
-            r0, e0, s1 = self.one_way(r1, s0, size, next_arrival)
-            paths.append((e1, e0))
-            t0, posted1 = r0, s1
-        return (t0 - start) / (2 * iterations), paths
+        send (it waits in MPI_Recv from the start). Also, per iteration, whether each
+        message (to rank 1, back to rank 0) found its receive posted (expected)."""
+        start, posted1, warm_up = self.pingpong(size, 0.0, -1.0, skip)
+        end, _, paths = self.pingpong(size, start, posted1, iterations)
+        return (end - start) / (2 * iterations), warm_up + paths

@@ -64,9 +64,13 @@ def why_skip(argv, program, launcher):
 
 
 def verdict(errors, program_name, success):
-    """The end of a check script: adds the processes named program_name still running to
-    errors, prints FAIL and the errors or `ok: success`, and returns the exit status."""
-    leftover = subprocess.run(["pgrep", "-x", program_name], capture_output=True, text=True).stdout.split()
+    """The end of a check script: adds the processes named program_name (or any name of a
+    list) still running to errors, prints FAIL and the errors or `ok: success`, and returns
+    the exit status."""
+    names = [program_name] if isinstance(program_name, str) else program_name
+    # One pgrep per name: pgrep matches nothing with a pattern over 15 characters.
+    leftover = [pid for name in names
+                for pid in subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout.split()]
     if leftover:
         errors.append(f"processes left behind: {leftover}")
     if errors:
