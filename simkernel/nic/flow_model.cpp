@@ -1,12 +1,18 @@
 // The flow model (network.model = flow, docs/model.md "The flow model"): each message is
 // one network transfer on the platform's routes, sharing bandwidth as SimGrid's flows do,
-// after a flat latency; no TX engine, PCIe, E2E or flow control. The destination handles
-// it with the detailed model's own code (matching, payload, events, counters), which the
-// platform's switches (finalize_platform: no PCIe, no E2E) make cost no time: only the
+// after a flat latency; no TX engine, PCIe, E2E or flow control. A NIC takes in messages
+// one at a time (flow.gap apart, Nic::rx_loop) and sends its ACKs and responses one at a
+// time (flow.answer_gap apart), as a LogGP model's gap. The destination handles each
+// message with the detailed model's own code (matching, payload, events, counters), which
+// the platform's switches (finalize_platform: no PCIe, no E2E) make cost no time: only the
 // semantics are shared, never the timing.
 #include "nic/nic_internal.hpp"
 
+#include <algorithm>
+
 namespace s4bxi::sim {
+
+namespace sg4 = simgrid::s4u;
 
 using nic_detail::write_deferred_event;
 
@@ -18,7 +24,13 @@ NicTask<> Nic::flow_send(Message* message, VirtualNetwork vn)
     bool request = type == MessageType::Put || type == MessageType::Get || type == MessageType::Atomic ||
                    type == MessageType::FetchAtomic;
     if (request && !t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
-    co_await delay(spec_.flow_latency);
+    if (!request) {  // ACKs and responses leave one at a time, flow.answer_gap apart
+        double now = sg4::Engine::get_clock();
+        double start = std::max(now, answers_free_at_);
+        answers_free_at_ = start + spec_.flow_answer_gap;  // taken now: others may come meanwhile
+        if (start > now) co_await delay(start - now);
+    }
+    co_await delay(message->size <= spec_.flow_small_size ? spec_.flow_small_latency : spec_.flow_latency);
     co_await network_send(message, vn, false, spec_.flow_bandwidth_factor);
     switch (type) {
     case MessageType::Put:

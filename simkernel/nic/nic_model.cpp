@@ -134,9 +134,15 @@ NicTask<> Nic::rx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = co_await rx_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
-        // The flow model's only time at the destination: a NIC takes in one message at a
-        // time (two that land together are not seen by the program at the same instant).
-        if (spec_.flow() && spec_.flow_rx_time > 0) co_await delay(spec_.flow_rx_time);
+        if (spec_.flow()) {
+            // The flow model's only time at the destination: a NIC takes in one message
+            // at a time, flow.gap apart (two that land together are not seen by the
+            // program at the same instant, and a stream is paced as the detailed model's
+            // engines pace it). A message that finds the NIC free costs no step.
+            double& free_at = rx_free_at_[static_cast<int>(vn)];
+            if (double now = sg4::Engine::get_clock(); free_at > now) co_await delay(free_at - now);
+            free_at = sg4::Engine::get_clock() + spec_.flow_gap;
+        }
         g_message_hooks.landed(*message);
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||
                              message->type == MessageType::E2eAck;

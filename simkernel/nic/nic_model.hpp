@@ -205,6 +205,8 @@ private:
     CommandQueue tx_[4];
     CommandQueue e2e_acks_[4];
     EngineQueue rx_[4];
+    double rx_free_at_[4] = {};  // flow model: when each RX takes its next message
+    double answers_free_at_ = 0.0;  // flow model: when the next ACK or response may leave
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
 };

@@ -42,7 +42,10 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "network.model") return &s.network_model;
     if (key == "flow.command_time") return &s.flow_command_time;
     if (key == "flow.latency") return &s.flow_latency;
-    if (key == "flow.rx_time") return &s.flow_rx_time;
+    if (key == "flow.small_size") return &s.flow_small_size;
+    if (key == "flow.small_latency") return &s.flow_small_latency;
+    if (key == "flow.gap") return &s.flow_gap;
+    if (key == "flow.answer_gap") return &s.flow_answer_gap;
     if (key == "flow.bandwidth_factor") return &s.flow_bandwidth_factor;
     if (key == "nic.command_queue_depth") return &s.command_queue_depth;
     if (key == "nic.e2e") return &s.e2e;

@@ -116,8 +116,11 @@ struct PlatformSpec {
     // [network] and [flow]: docs/model.md "The flow model" (the built-in platform's values)
     std::string network_model = "detailed";
     double flow_command_time = 256e-9;
-    double flow_latency = 3.21369e-07;
-    double flow_rx_time = 256e-9;
+    double flow_latency = 7.35848e-07;
+    uint64_t flow_small_size = 8;  // the detailed model's inline payloads, read without DMA
+    double flow_small_latency = 2.60412e-07;
+    double flow_gap = 7.09877e-07;
+    double flow_answer_gap = 1.20502e-06;
     double flow_bandwidth_factor = 1.0;
     uint32_t command_queue_depth = 16;
     bool e2e = true;

@@ -165,17 +165,22 @@ POLLING_STEP = 4e-6  # the first polling step (docs/model.md, "Polling")
 
 class FlowTimeline:
     """The flow model's dates of one operation, from the call (docs/model.md, "The flow
-    model"): the call costs flow.command_time; each message waits flow.latency, crosses the
-    network at the links' bandwidth times flow.bandwidth_factor, and is taken in by the
-    destination's NIC in flow.rx_time; an event reaches the rank's core after the PCIe
-    hand-over. A target's GET or FETCH_ATOMIC event is written once its response is sent."""
+    model"): the call costs flow.command_time; each message waits flow.latency (up to
+    flow.small_size, flow.small_latency) and crosses
+    the network at the links' bandwidth times flow.bandwidth_factor; a NIC that takes in
+    one message at a time (flow.gap apart) is free here, each operation running alone; an
+    event reaches the rank's core after the PCIe hand-over. A target's GET or FETCH_ATOMIC
+    event is written once its response is sent."""
 
     def __init__(self, platform):
         self.p = platform
         self.f = platform.flow
 
+    def latency(self, size):
+        return self.f["small_latency"] if size <= self.f["small_size"] else self.f["latency"]
+
     def one_way(self, size):
-        return self.f["latency"] + self.p.network(size / self.f["bandwidth_factor"]) + self.f["rx_time"]
+        return self.latency(size) + self.p.network(size / self.f["bandwidth_factor"])
 
     def put(self, size, target_event="PUT"):
         call = self.f["command_time"]
@@ -188,7 +193,7 @@ class FlowTimeline:
         call = self.f["command_time"]
         there = call + self.one_way(size if fetch else Platform.GET_REQUEST)
         handover = self.p.pci_latency()
-        dates = {"return": call, "FETCH_ATOMIC" if fetch else "GET": there + self.f["latency"] + handover,
+        dates = {"return": call, "FETCH_ATOMIC" if fetch else "GET": there + self.latency(size) + handover,
                  "REPLY": there + self.one_way(size) + handover}
         if fetch:
             dates["SEND"] = dates["REPLY"]
