@@ -29,7 +29,7 @@ TEST_CASE("values override the defaults; missing keys keep them")
 TEST_CASE("bad platform files are errors naming file, key and value")
 {
     CHECK_THROWS_WITH(parse_platform("[platform]\nnodez = 2\n", "a.toml"), Contains("a.toml") && Contains("platform.nodez") && Contains("unknown key"));
-    CHECK_THROWS_WITH(parse_platform("[network]\n", "b.toml"), Contains("b.toml") && Contains("network") && Contains("unknown section"));
+    CHECK_THROWS_WITH(parse_platform("[netwerk]\n", "b.toml"), Contains("b.toml") && Contains("netwerk") && Contains("unknown section"));
     CHECK_THROWS_WITH(parse_platform("[platform]\nnodes = \"many\"\n", "c.toml"), Contains("platform.nodes") && Contains("many"));
     CHECK_THROWS_WITH(parse_platform("[platform]\nnodes = 0\n", "d.toml"), Contains("platform.nodes") && Contains("0"));
     CHECK_THROWS_WITH(parse_platform("[bxi]\nlink_bandwidth = -1.0\n", "e.toml"), Contains("bxi.link_bandwidth") && Contains("-1"));
