@@ -177,6 +177,8 @@ std::string format_summary(const json* server, double wall_time, int exit_status
                                     count(number(*platform, key::nodes)), fitted ? " (as the job needs)" : "",
                                     count(number(*platform, key::cores_per_node)),
                                     topology == "switch" ? "one switch" : topology));
+        if (auto model = text(*platform, key::network_model); model && *model != "detailed")
+            row("network model", *model == "flow" ? "flow (each Portals operation one network transfer)" : *model);
     }
     auto local_ops = number(*server, key::portals_local_ops);
     row("Portals operations", local_ops && *local_ops > 0

@@ -23,6 +23,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                                     {key::nodes, platform.nodes},
                                     {key::cores_per_node, platform.cores_per_node},
                                     {key::topology, platform.topology},
+                                    {key::network_model, platform.network_model},
                                     {key::nodes_from, origin == platform.origins.end() ? "default" : origin->second}};
     nlohmann::json ranks = nlohmann::json::array();
     uint64_t operations = 0, local = 0, posted = 0, largest_rank_peak = 0;

@@ -5,6 +5,7 @@ model is chosen the same way by the option, the environment and a platform file;
 values are refused, before any rank starts, with a message naming the key and the value.
 
 usage: check_flow_model.py LAUNCHER TIMELINE_PROGRAM"""
+import json
 import re
 import sys
 import tempfile
@@ -48,6 +49,16 @@ for label, other in (("S4BXI_NETWORK_MODEL=flow", by_env), ("a platform file's [
     print(f"{label}: {'the same dates' if dates == reference else 'OTHER DATES'}")
     if dates != reference:
         failures.append(f"{label} gave other dates than --network-model flow")
+
+# The run summary says which model ran: in its JSON, and in the printed summary.
+with tempfile.TemporaryDirectory() as folder:
+    summary = Path(folder) / "summary.json"
+    done = launch(launcher, timeline_program, quiet=False, summary=summary, options=("--network-model", "flow"))
+    model = json.loads(summary.read_text())["platform"]["network_model"] if summary.exists() else None
+    printed = re.search(r"^\s*network model\s+flow", done.stderr + done.stdout, re.M)
+    print(f"run summary: platform.network_model = {model!r}, {'printed' if printed else 'NOT PRINTED'}")
+    if model != "flow" or not printed:
+        failures.append(f"the run summary does not say the flow model ran (network_model {model!r})")
 
 # What the flow model does not have is off, and says why.
 config = run([launcher, "--network-model", "flow", "--print-config"], env=environment()).stdout
