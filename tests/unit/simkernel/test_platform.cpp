@@ -283,6 +283,36 @@ TEST_CASE("model_pci = false forces model_pci_commands off, as in the reference"
     CHECK_FALSE(other.model_pci_commands);
 }
 
+TEST_CASE("the flow model turns off what it has not, and says where it came from")
+{
+    PlatformSpec spec = parse_platform("[network]\nmodel = \"flow\"\n[nic]\ne2e = true\nquick_acks = true\n", "f.toml");
+    CHECK(spec.flow());
+    CHECK_FALSE(spec.e2e);
+    CHECK_FALSE(spec.model_pci);
+    CHECK_FALSE(spec.model_pci_commands);
+    CHECK_FALSE(spec.quick_acks);
+    CHECK_THAT(spec.origins.at("nic.e2e"), Contains("derived: off in the flow model") && Contains("f.toml"));
+    // The detailed model keeps them, and finalizing again changes nothing.
+    PlatformSpec detailed = parse_platform("[nic]\nquick_acks = true\n", "d.toml");
+    CHECK_FALSE(detailed.flow());
+    CHECK(detailed.e2e);
+    CHECK(detailed.quick_acks);
+    finalize_platform(spec);
+    CHECK_FALSE(spec.e2e);
+    CHECK_THAT(spec.origins.at("nic.e2e"), Contains("f.toml"));
+}
+
+TEST_CASE("a network model is detailed or flow; a schedule of models is not supported yet")
+{
+    CHECK_THROWS_WITH(parse_platform("[network]\nmodel = \"fast\"\n", "m.toml"),
+                      Contains("m.toml") && Contains("network.model") && Contains("'fast' is not a network model"));
+    CHECK_THROWS_WITH(parse_platform("[network]\nmodel = \"flow@0,detailed@1ms\"\n", "s.toml"),
+                      Contains("network.model") && Contains("not supported yet"));
+    PlatformSpec spec = default_platform();
+    CHECK_THROWS_WITH(apply_overrides(spec, with({{"S4BXI_NETWORK_MODEL", "flow@2ms"}})),
+                      Contains("not supported yet") && Contains("S4BXI_NETWORK_MODEL"));
+}
+
 TEST_CASE("precedence: --set over environment over platform file over default")
 {
     PlatformSpec spec = parse_platform("[nic]\nmax_retries = 3\nquick_acks = false\n[bxi]\nlink_latency = 1e-6\n", "f.toml");
