@@ -473,13 +473,12 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     }
     // --network-model M is --set network.model=M, given before the other --set.
     if (network_model->count()) {
-        if (raw.network_model.find('@') != std::string::npos)
-            check.fail("--network-model", raw.network_model,
-                       "detailed or flow (not supported yet: switching network models during a run)");
-        else if (raw.network_model != "detailed" && raw.network_model != "flow")
-            check.fail("--network-model", raw.network_model, "detailed or flow");
-        else
+        if (std::string problem = config::network_model_problem(raw.network_model); !problem.empty()) {
+            if (check.error.empty())
+                check.error = fmt::format("invalid value '{}' for --network-model: {}", raw.network_model, problem);
+        } else {
             raw.sets.insert(raw.sets.begin(), "network.model=" + raw.network_model);
+        }
     }
     for (const std::string& set : raw.sets) {
         size_t eq = set.find('=');

@@ -227,6 +227,18 @@ inline constexpr Key kKeys[] = {
     {"trace.computation", Type::Bool, 0, 0, false, "S4BXI_LOG_COMPUTATION", false, {}, "also trace COMPUTE rows"},
 };
 
+// What is wrong with `model` as network.model (docs/model.md "The flow model"), or empty.
+// The launcher's --network-model and the server's platform (file, S4BXI_NETWORK_MODEL,
+// --set) both ask here.
+inline std::string network_model_problem(std::string_view model)
+{
+    if (model == "detailed" || model == "flow") return {};
+    if (model.find('@') != std::string_view::npos)
+        return "not supported yet: switching network models during a run ('" + std::string(model) +
+               "'); give detailed or flow";
+    return "'" + std::string(model) + "' is not a network model: detailed or flow";
+}
+
 inline const Key* find_key(std::string_view key)
 {
     for (const Key& k : kKeys)

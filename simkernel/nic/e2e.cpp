@@ -28,12 +28,6 @@ std::tuple<uint32_t, uint32_t, uint32_t, uint32_t> process_key(const Message& m,
     return {static_cast<uint32_t>(vn), t.initiator_pid, t.target_pid, m.destination_nid};
 }
 
-bool is_request(MessageType type)
-{
-    return type == MessageType::Put || type == MessageType::Get || type == MessageType::Atomic ||
-           type == MessageType::FetchAtomic;
-}
-
 }  // namespace
 
 E2eTracker::E2eTracker(Nic& nic, const PlatformSpec& spec) : nic_(nic), spec_(spec)

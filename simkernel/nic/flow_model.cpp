@@ -21,8 +21,7 @@ NicTask<> Nic::flow_send(Message* message, VirtualNetwork vn)
     TransferPtr transfer = message->transfer;  // the message may be gone after the send
     Transfer& t = *transfer;
     MessageType type = message->type;
-    bool request = type == MessageType::Put || type == MessageType::Get || type == MessageType::Atomic ||
-                   type == MessageType::FetchAtomic;
+    bool request = is_request(type);
     if (request && !t.triggered) t.initiator->nis[t.ni_index].command_slots->release();
     if (!request) {  // ACKs and responses leave one at a time, flow.answer_gap apart
         double now = sg4::Engine::get_clock();

@@ -173,8 +173,7 @@ NicTask<> Nic::prepare_send(Message* message, VirtualNetwork vn)
 {
     co_await delay(nic_model().timings().send_preparation);
     Transfer& t = *message->transfer;
-    bool request = message->type == MessageType::Put || message->type == MessageType::Get ||
-                   message->type == MessageType::Atomic || message->type == MessageType::FetchAtomic;
+    bool request = is_request(message->type);
     if (message->type == MessageType::E2eAck) co_return;
     E2eRecordPtr& record = request ? t.request_record : t.response_record;
     // Named, not a temporary of the co_await: GCC 12 may destroy those twice (PR 100611).

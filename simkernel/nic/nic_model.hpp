@@ -27,6 +27,12 @@ namespace s4bxi::sim {
 enum class VirtualNetwork : uint32_t { ServiceRequest = 0, ComputeRequest = 1, ServiceResponse = 2, ComputeResponse = 3 };
 
 enum class MessageType { Put, Get, Atomic, FetchAtomic, PtlAck, E2eAck, GetResponse, FetchAtomicResponse };
+// A message that an initiator's command sends, not an answer (an ACK or a response).
+inline bool is_request(MessageType type)
+{
+    return type == MessageType::Put || type == MessageType::Get || type == MessageType::Atomic ||
+           type == MessageType::FetchAtomic;
+}
 enum class TransferState { Created, Received, Answered, Finished };
 
 // One Portals data operation, shared by its initiator and its target: only a simulation

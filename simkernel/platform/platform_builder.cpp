@@ -325,12 +325,8 @@ uint32_t topology_leaves(const PlatformSpec& spec)
 
 void finalize_platform(PlatformSpec& spec)
 {
-    if (spec.network_model.find('@') != std::string::npos)
-        invalid(spec, "network.model",
-                fmt::format("not supported yet: switching network models during a run ('{}'); give detailed or flow",
-                            spec.network_model));
-    if (spec.network_model != "detailed" && spec.network_model != "flow")
-        invalid(spec, "network.model", fmt::format("'{}' is not a network model: detailed or flow", spec.network_model));
+    if (std::string problem = config::network_model_problem(spec.network_model); !problem.empty())
+        invalid(spec, "network.model", problem);
     if (spec.flow()) {
         // The flow model has no PCIe, no E2E and no flow control: a message is one network
         // transfer. What the keys said is kept in their origin, for --print-config.
