@@ -212,13 +212,8 @@ class Interruptions:
             self.count += len(stopped)
 
 
-# --network-model M: the run's network model (docs/model.md); the simulated times p2p
-# asserts are the detailed model's, and are not asserted under another.
-LAUNCHER_OPTIONS = []
-
-
 def run_once(launcher, program, configuration, ranks, ppn, components, program_args, cpu_model=None,
-             interrupted=False):
+             interrupted=False, launcher_options=()):
     env = launch_environment()
     mpirun = ["mpirun", "-np", str(ranks)]
     if configuration != "default":
@@ -231,7 +226,7 @@ def run_once(launcher, program, configuration, ranks, ppn, components, program_a
     with tempfile.TemporaryDirectory() as d:
         summary_path = os.path.join(d, "run.json")
         line = command(launcher, *mpirun, ranks=None, cpu_model=cpu_model, timeout=120,
-                       options=("--ppn", ppn, *LAUNCHER_OPTIONS),
+                       options=("--ppn", ppn, *launcher_options),
                        summary=summary_path, separate=True)
         print("$", " ".join(line), flush=True)
         # Its own wait, not testkit.launch.run: Interruptions stops and resumes the ranks meanwhile.
@@ -296,23 +291,26 @@ def main(argv):
         program_args = list(PROGRAM_ARGUMENTS.get((name, configuration), []))
         if interrupted:
             program_args += INTERRUPTED_ARGUMENTS.get(name, [])
-        if "--network-model" in options:
-            LAUNCHER_OPTIONS.extend(["--network-model", options[options.index("--network-model") + 1]])
-        if name == "p2p" and configuration != "tcp" and not LAUNCHER_OPTIONS:
+        # --network-model M: the run's network model (docs/model.md); the simulated times
+        # p2p asserts are the detailed model's, and are not asserted under another.
+        network_model = options[options.index("--network-model") + 1] if "--network-model" in options else None
+        launcher_options = ("--network-model", network_model) if network_model else ()
+        if name == "p2p" and configuration != "tcp" and not network_model:
             program_args += model_bounds(source_root)
         for _ in range(repeat):
             if determinism:
                 first, first_summary = run_once(launcher, program, configuration, ranks, ppn, components,
-                                                program_args, "zero")
+                                                program_args, "zero", launcher_options=launcher_options)
                 second, second_summary = run_once(launcher, program, configuration, ranks, ppn, components,
-                                                  program_args, "zero", interrupted)
+                                                  program_args, "zero", interrupted, launcher_options)
                 check(first == second, "two runs under --cpu-model zero printed different output")
                 if run_summary.simulated_part(first_summary) != run_summary.simulated_part(second_summary):
                     raise Failure("two runs under --cpu-model zero have different run summaries:\n  " +
                                   run_summary.why_runs_differ(first_summary, second_summary, most=None,
                                                               separator="\n  "))
             else:
-                run_once(launcher, program, configuration, ranks, ppn, components, program_args)
+                run_once(launcher, program, configuration, ranks, ppn, components, program_args,
+                         launcher_options=launcher_options)
     except Skip as e:
         print(f"SKIP {case}: {e}")
         return SKIP

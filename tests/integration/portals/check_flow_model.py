@@ -36,8 +36,13 @@ expected.update({case: flow.get(size) for case, size in (("get8", 8), ("get512",
 expected.update({case: flow.get(8, fetch=True) for case in ("fetch8", "swap8")})
 failures += timeline_steps.compare(expected, steps)
 
+def from_call(steps):
+    """Each step's date after its case's call."""
+    return {case: {step: t - s["call"] for step, t in s.items()} for case, s in steps.items()}
+
+
 # The same run, the model chosen by the environment and by a platform file.
-reference = {case: {step: t - s["call"] for step, t in s.items()} for case, s in steps.items()}
+reference = from_call(steps)
 line = command(launcher, timeline_program, ranks=2)
 by_env = steps_of(run(line, env=environment({"S4BXI_NETWORK_MODEL": "flow"})), "S4BXI_NETWORK_MODEL=flow")
 with tempfile.NamedTemporaryFile("w", suffix=".toml") as platform:
@@ -45,7 +50,7 @@ with tempfile.NamedTemporaryFile("w", suffix=".toml") as platform:
     platform.flush()
     by_file = steps_of(launch(launcher, timeline_program, options=("--platform", platform.name)), "[network] model")
 for label, other in (("S4BXI_NETWORK_MODEL=flow", by_env), ("a platform file's [network] model", by_file)):
-    dates = {case: {step: t - s["call"] for step, t in s.items()} for case, s in other.items()}
+    dates = from_call(other)
     print(f"{label}: {'the same dates' if dates == reference else 'OTHER DATES'}")
     if dates != reference:
         failures.append(f"{label} gave other dates than --network-model flow")
