@@ -91,6 +91,22 @@ def cases_of(suite, set_name):
     return [(name, [str(suite / "sfw" / "ptl_test"), "-b", str(folder) + "/", "-f", name]) for name in names]
 
 
+def races_on_real_time(program_line):
+    """Whether an sfw case's threads order themselves by real-time sleeps.
+
+    Threads other than a rank's simulated one sleep in real time (docs/time.md, "On which
+    threads"), as on a real machine: `test_basic_ct-033` has one thread sleep 50 ms then
+    free a counter that another thread waits on, which fails if the host has not run the
+    waiter within those 50 ms. On a loaded host that happens (once in many CI runs), as it
+    would on real hardware, so such a case gets a second run before it counts as failed.
+    """
+    if "-f" not in program_line:
+        return False
+    case = Path(program_line[program_line.index("-b") + 1]) / program_line[program_line.index("-f") + 1]
+    text = case.read_text(errors="replace")
+    return "<threads" in text and "<msleep" in text
+
+
 def run_case(launcher, name, program_line, ranks, cpu_model, settings, timeout, env, workdir):
     """(passed, seconds, output tail)."""
     memory_waits = ["--memory-waits", "on"] if name in MEMORY_WAITERS else []
@@ -134,7 +150,7 @@ def main():
     libdir = str(Path(a.build_dir).resolve() / "libinterpose")
     env["LD_LIBRARY_PATH"] = libdir + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
 
-    counts = {"PASS": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0}
+    counts = {"PASS": 0, "FAIL": 0, "XFAIL": 0, "XPASS": 0, "reruns": 0}
     problems = []
     with tempfile.TemporaryDirectory(prefix="s4bxi-conformance-") as workdir:
         for name, program_line in cases:
@@ -142,13 +158,22 @@ def main():
             timeout = min(a.timeout, 10) if name in expected else a.timeout
             passed, seconds, output = run_case(a.launcher, name, program_line, ranks, a.cpu_model, a.settings, timeout, env,
                                                workdir)
+            rerun_note = ""
+            if not passed and name not in expected and races_on_real_time(program_line):
+                first_tail = output.strip().splitlines()[-1:] or [""]
+                passed, more, output = run_case(a.launcher, name, program_line, ranks, a.cpu_model, a.settings, timeout,
+                                                env, workdir)
+                seconds += more
+                counts["reruns"] += 1
+                rerun_note = f"  (passed on a second run; its threads race on real time; first run: {first_tail[0]})"
             if name in expected:
                 verdict = "XPASS" if passed else "XFAIL"
             else:
                 verdict = "PASS" if passed else "FAIL"
             counts[verdict] += 1
             note = f"  ({expected[name]})" if name in expected else ""
-            print(f"{verdict:5} {a.set} {name} [{seconds:.2f} s]{note if verdict == 'XFAIL' else ''}", flush=True)
+            print(f"{verdict:5} {a.set} {name} [{seconds:.2f} s]{note if verdict == 'XFAIL' else ''}"
+                  f"{rerun_note if verdict == 'PASS' else ''}", flush=True)
             if verdict == "FAIL":
                 tail = "\n".join(output.strip().splitlines()[-12:])
                 problems.append(f"{name} failed:\n    " + tail.replace("\n", "\n    "))
@@ -158,7 +183,7 @@ def main():
     passed = counts["PASS"] + counts["XPASS"]
     print(f"score: {a.set} on {ranks} rank(s), {a.cpu_model} CPU model: {passed} of {total} passed, "
           f"{counts['XFAIL']} expected failures, {counts['FAIL']} unexpected failures, "
-          f"{counts['XPASS']} unexpected passes")
+          f"{counts['XPASS']} unexpected passes, {counts['reruns']} second runs of cases that race on real time")
     if problems:
         print("FAIL:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 1
