@@ -15,6 +15,8 @@
 #include <system_error>
 #include <vector>
 
+#include "s4bxi/network_schedule.hpp"
+
 namespace s4bxi::config {
 
 enum class Type {
@@ -85,7 +87,11 @@ inline constexpr Key kKeys[] = {
      "s, switch <-> switch (default: bxi.link_latency)"},
 
     {"network.model", Type::Text, 0, 0, false, "S4BXI_NETWORK_MODEL", false, {},
-     "detailed (the BXI NIC, PCIe and E2E model) or flow (each operation one network transfer)"},
+     "detailed (the BXI NIC, PCIe and E2E model), flow (each operation one network transfer), or a schedule "
+     "of both at simulated dates: flow@0,detailed@1.5ms,flow@20ms"},
+    {"network.switch", Type::Text, 0, 0, false, "S4BXI_NETWORK_SWITCH", false, "dates|pcontrol",
+     "dates (only network.model's schedule switches models) or pcontrol (MPI_Pcontrol(0) on every rank "
+     "selects the flow model, MPI_Pcontrol(n > 0) the detailed one)"},
     {"flow.command_time", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_COMMAND_TIME", false, {},
      "s, flow model: what posting an operation costs the calling rank"},
     {"flow.latency", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_LATENCY", false, {},
@@ -227,16 +233,12 @@ inline constexpr Key kKeys[] = {
     {"trace.computation", Type::Bool, 0, 0, false, "S4BXI_LOG_COMPUTATION", false, {}, "also trace COMPUTE rows"},
 };
 
-// What is wrong with `model` as network.model (docs/model.md "The flow model"), or empty.
-// The launcher's --network-model and the server's platform (file, S4BXI_NETWORK_MODEL,
-// --set) both ask here.
+// What is wrong with `model` as network.model (docs/model.md "The flow model", "Switching
+// network models"), or empty. The launcher's --network-model and the server's platform
+// (file, S4BXI_NETWORK_MODEL, --set) both ask here.
 inline std::string network_model_problem(std::string_view model)
 {
-    if (model == "detailed" || model == "flow") return {};
-    if (model.find('@') != std::string_view::npos)
-        return "not supported yet: switching network models during a run ('" + std::string(model) +
-               "'); give detailed or flow";
-    return "'" + std::string(model) + "' is not a network model: detailed or flow";
+    return netmodel::parse_schedule(model).problem;
 }
 
 inline const Key* find_key(std::string_view key)

@@ -17,6 +17,7 @@
 #include "nic/e2e.hpp"
 #include "nic/instant_order.hpp"
 #include "nic/lone_transfers.hpp"
+#include "nic/network_models.hpp"
 #include "nic/nic_task.hpp"
 #include "nic/trace.hpp"
 #include "platform/platform.hpp"
@@ -63,6 +64,9 @@ struct Transfer {
     uint32_t atomic_op = 0;
     uint32_t atomic_type = 0;
     VirtualNetwork request_vn = VirtualNetwork::ComputeRequest;
+    // Started under the flow model (network_models.hpp): it ends under it, whatever the
+    // model when its ACK or response goes back.
+    bool flow = false;
     bool pio = false;
     bool send_emitted = false;
     // The payload (Put) or operand (Atomic), read from the initiator when the command is
@@ -227,10 +231,12 @@ public:
     const PlatformSpec& spec() const { return spec_; }
     const NicTimings& timings() const { return spec_.timings; }
     LoneTransfers& lone_transfers() { return lone_; }
+    NetworkModels& models() { return models_; }
     uint64_t bytes_moved = 0;
 
 private:
     PlatformSpec spec_;
+    NetworkModels models_{spec_};
     LoneTransfers lone_;
     std::vector<std::unique_ptr<Nic>> nics_;  // in node order
     std::map<uint32_t, size_t> index_of_nid_;

@@ -93,6 +93,7 @@ constexpr const char* kHeader = R"(%EventDef PajeDefineContainerType 0
 2 STATE RANK "state"
 1 INFLIGHT NIC "bytes in flight" "1 0 0"
 1 UTILISATION LINK "utilisation" "0 0 1"
+1 NETWORK_MODEL RUN "network model: 1 detailed, 0 flow" "0 1 0"
 4 MSG RUN RANK RANK "message"
 6 0 run RUN 0 "run"
 )";
@@ -139,6 +140,10 @@ public:
     {
         if (nics_.insert(node).second) queue(t, fmt::format("6 {:.9f} nic{} NIC run \"node{} NIC\"", t, node, node));
         queue(t, fmt::format("8 {:.9f} INFLIGHT nic{} {}", t, node, bytes));
+    }
+    void network_model(double t, int detailed) override
+    {
+        queue(t, fmt::format("8 {:.9f} NETWORK_MODEL run {}", t, detailed));
     }
     void link_load(size_t index, const std::string& name, double t, double utilisation) override
     {

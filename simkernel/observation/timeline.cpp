@@ -324,6 +324,12 @@ void close(double end)
     g_enabled = false;
 }
 
+void network_model_changed(netmodel::Model model, double at)
+{
+    if (!g_enabled) return;
+    for (auto& sink : state().sinks) sink->network_model(at, model == netmodel::Model::Detailed ? 1 : 0);
+}
+
 void rank_registered(RankRecord& r)
 {
     wire::call_records_of(*r.slot.object).timeline.store(g_enabled ? 1 : 0, std::memory_order_release);

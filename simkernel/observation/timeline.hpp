@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run/config.hpp"
+#include "s4bxi/network_schedule.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
@@ -42,6 +43,10 @@ void request_served(RankRecord& rank, const wire::Request& request, int rc, bool
 void message_issued(const RankRecord& rank, const Transfer& transfer);
 // A request message reached its target NIC, which matches it and writes its event.
 void message_landed(const Message& message);
+
+// The network model runs from `at` on (the run's first model at 0 too): the timeline's
+// counter track.
+void network_model_changed(netmodel::Model model, double at);
 
 // The summary's additions: "communication" (matrix), "mpi" (calls per function per rank),
 // and per rank "wait_time" and "mpi_time" (added to the `ranks` array by rank).

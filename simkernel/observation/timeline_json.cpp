@@ -78,6 +78,11 @@ public:
         event(R"({{"ph":"C","name":"link {} utilisation","pid":{},"tid":0,"ts":{},"args":{{"utilisation":{}}}}})",
               name, kLinksPid, us(t), utilisation);
     }
+    void network_model(double t, int detailed) override
+    {
+        event(R"x({{"ph":"C","name":"network model (1 detailed, 0 flow)","pid":{},"tid":0,"ts":{},"args":{{"detailed":{}}}}})x",
+              kNicsPid, us(t), detailed);
+    }
     void close(double) override
     {
         if (!file_) return;

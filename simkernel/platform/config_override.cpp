@@ -40,6 +40,7 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "topology.link_bandwidth") return &s.topology_link_bandwidth;
     if (key == "topology.link_latency") return &s.topology_link_latency;
     if (key == "network.model") return &s.network_model;
+    if (key == "network.switch") return &s.network_switch;
     if (key == "flow.command_time") return &s.flow_command_time;
     if (key == "flow.latency") return &s.flow_latency;
     if (key == "flow.small_size") return &s.flow_small_size;

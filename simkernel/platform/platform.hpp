@@ -8,6 +8,8 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "s4bxi/network_schedule.hpp"
+
 namespace s4bxi::sim {
 
 // NIC delays and sizes (docs/model.md "NIC timings"). Seconds, bytes.
@@ -114,7 +116,9 @@ struct PlatformSpec {
     double bxi_link_bandwidth = 11.1e9;
     double bxi_link_latency = 500e-9;
     // [network] and [flow]: docs/model.md "The flow model" (the built-in platform's values)
-    std::string network_model = "detailed";
+    std::string network_model = "detailed";  // a model, or a schedule of models at dates
+    std::string network_switch = "dates";     // or pcontrol: the program's MPI_Pcontrol calls switch
+    std::vector<netmodel::Phase> network_phases{{}};  // network_model parsed (finalize_platform)
     double flow_command_time = 256e-9;
     double flow_latency = 7.35848e-07;
     uint64_t flow_small_size = 8;  // the detailed model's inline payloads, read without DMA
@@ -151,7 +155,13 @@ struct PlatformSpec {
     uint32_t nid_of(uint32_t node_index) const { return nids.empty() ? node_index : nids.at(node_index); }
     double switch_link_bandwidth() const { return topology_link_bandwidth > 0 ? topology_link_bandwidth : bxi_link_bandwidth; }
     double switch_link_latency() const { return topology_link_latency >= 0 ? topology_link_latency : bxi_link_latency; }
-    bool flow() const { return network_model == "flow"; }
+    // The flow model for the whole run: the detailed model's switches are then forced off.
+    bool flow() const
+    {
+        return !switches_models() && network_phases.front().model == netmodel::Model::Flow;
+    }
+    // Models switch during the run: each transfer keeps the model it started in.
+    bool switches_models() const { return network_phases.size() > 1 || network_switch == "pcontrol"; }
     bool tracing() const { return !trace_folder.empty() && trace_folder != "/dev/null"; }
 };
 

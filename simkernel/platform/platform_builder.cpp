@@ -325,8 +325,13 @@ uint32_t topology_leaves(const PlatformSpec& spec)
 
 void finalize_platform(PlatformSpec& spec)
 {
-    if (std::string problem = config::network_model_problem(spec.network_model); !problem.empty())
-        invalid(spec, "network.model", problem);
+    netmodel::Schedule schedule = netmodel::parse_schedule(spec.network_model);
+    if (!schedule.problem.empty()) invalid(spec, "network.model", schedule.problem);
+    spec.network_phases = std::move(schedule.phases);
+    if (spec.network_switch == "pcontrol" && spec.network_phases.size() > 1)
+        invalid(spec, "network.switch",
+                "pcontrol switches models at the program's MPI_Pcontrol calls: give network.model one model to "
+                "start with, not a schedule of dates");
     if (spec.flow()) {
         // The flow model has no PCIe, no E2E and no flow control: a message is one network
         // transfer. What the keys said is kept in their origin, for --print-config.
