@@ -178,8 +178,14 @@ Options:
   -q, --quiet           do not print the run summary
       --network-model M detailed: the BXI NIC, PCIe and E2E model; flow: each
                         Portals operation is one network transfer, several
-                        times cheaper to simulate (same as --set
-                        network.model=M; default detailed)
+                        times cheaper to simulate; or both at simulated
+                        dates, e.g. flow@0,detailed@1.5ms,flow@20ms (same as
+                        --set network.model=M; default detailed)
+      --network-model-switch pcontrol
+                        switch models at the program's MPI_Pcontrol calls,
+                        once every rank has made it: level 0 selects the flow
+                        model, a level above 0 the detailed one (same as
+                        --set network.switch=pcontrol; default dates)
       --set KEY=VALUE   override a key of the platform, e.g.
                         --set nic.quick_acks=true --set bxi.link_latency=1e-6
                         (repeatable; wins over S4BXI_* and the file)
@@ -240,6 +246,7 @@ struct Raw {
     std::string simkernel, preload, trace, timeline, paje, timeline_filter, mpi_costs;
     std::vector<std::string> sets;
     std::string network_model;
+    std::string network_switch;
     bool quiet = false, keep = false, help = false, version = false, print_config = false, calibrate = false;
 };
 
@@ -360,7 +367,8 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
     static const std::vector<std::string_view> with_value = {
         "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
         "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout",
-        "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--network-model", "--timeline",
+        "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--network-model",
+        "--network-model-switch", "--timeline",
         "--paje", "--timeline-filter", "--mpi-costs"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -404,6 +412,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--calibrate", raw.calibrate);
     app.add_option("--set", raw.sets)->allow_extra_args(false);
     CLI::Option* network_model = app.add_option("--network-model", raw.network_model);
+    CLI::Option* network_switch = app.add_option("--network-model-switch", raw.network_switch);
     app.add_flag("--print-config", raw.print_config);
     app.add_flag("-q,--quiet", raw.quiet);
     app.add_flag("--keep-run-dir", raw.keep);
@@ -411,7 +420,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, lockstep,
                                 timeout, deadlock_timeout, log_level, summary, simkernel, preload, trace, service_ranks,
-                                timeline, paje, timeline_filter, mpi_costs, network_model})
+                                timeline, paje, timeline_filter, mpi_costs, network_model, network_switch})
         option->take_last();
 
     std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -478,6 +487,15 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
                 check.error = fmt::format("invalid value '{}' for --network-model: {}", raw.network_model, problem);
         } else {
             raw.sets.insert(raw.sets.begin(), "network.model=" + raw.network_model);
+        }
+    }
+    if (network_switch->count()) {
+        if (raw.network_switch != "dates" && raw.network_switch != "pcontrol") {
+            if (check.error.empty())
+                check.error = fmt::format("invalid value '{}' for --network-model-switch: dates or pcontrol",
+                                          raw.network_switch);
+        } else {
+            raw.sets.insert(raw.sets.begin(), "network.switch=" + raw.network_switch);
         }
     }
     for (const std::string& set : raw.sets) {

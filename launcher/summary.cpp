@@ -180,6 +180,21 @@ std::string format_summary(const json* server, double wall_time, int exit_status
         if (auto model = text(*platform, key::network_model); model && *model != "detailed")
             row("network model", *model == "flow" ? "flow (each Portals operation one network transfer)" : *model);
     }
+    if (auto models = server->find(key::network_models); models != server->end() && models->is_object()) {
+        const json& spans = models->value(key::spans, json::array());
+        bool pcontrol = models->value(key::pcontrol_calls, 0) > 0;
+        if (spans.size() > 1 || pcontrol) {
+            std::string phases;
+            for (const json& span : spans)
+                phases += fmt::format("{}{} from {}", phases.empty() ? "" : ", ", span.value(key::model, "?"),
+                                      format_seconds(span.value(key::from, 0.0)));
+            row("network models", fmt::format("{} (detailed {}, flow {})", phases,
+                                              format_seconds(models->value(key::time_detailed, 0.0)),
+                                              format_seconds(models->value(key::time_flow, 0.0))));
+        }
+        for (const json& note : models->value(key::notes, json::array()))
+            if (note.is_string()) row("", note.get<std::string>());
+    }
     auto local_ops = number(*server, key::portals_local_ops);
     row("Portals operations", local_ops && *local_ops > 0
                                   ? fmt::format("{} ({} read from the mirror, no round trip)",

@@ -290,6 +290,7 @@ void Server::simulate()
     engine.run();
     trace::close();
     makespan_ = sg4::Engine::get_clock();
+    network_.network_models = model.models().summary(makespan_);  // before the timeline closes: its last switches
     observe::close(makespan_);
     observe::progress_done();
     network_.bytes_moved = model.bytes_moved;
@@ -316,7 +317,7 @@ int Server::finish()
 void install_hooks()
 {
     install_scheduling_hooks();
-    g_message_hooks = {observe::message_issued, observe::message_landed};
+    g_message_hooks = {observe::message_issued, observe::message_landed, observe::network_model_changed};
 }
 
 int Server::run()

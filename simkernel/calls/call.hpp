@@ -86,10 +86,10 @@ private:
 
     Nic& nic() { return nic_model().nic(p_.nid); }
     // What writing a command to the NIC costs the calling rank: its PCIe write, or the flow
-    // model's flat cost.
+    // model's flat cost (the model of a call made now).
     void management_command()
     {
-        if (nic_model().spec().model_pci_commands)
+        if (events_over_pcie_now())
             pci_transfer(nic().cpu0(), nic().hosts().nic, nic_model().timings().command_size, trace::Op::PCI_COMMAND,
                          p_.nid)
                 .run_in_actor();
@@ -98,7 +98,8 @@ private:
     void flow_command()
     {
         const PlatformSpec& spec = nic_model().spec();
-        if (spec.flow() && spec.flow_command_time > 0) simgrid::s4u::this_actor::sleep_for(spec.flow_command_time);
+        if (spec.flow_command_time > 0 && nic_model().models().current() == netmodel::Model::Flow)
+            simgrid::s4u::this_actor::sleep_for(spec.flow_command_time);
     }
 
     NetworkInterface* ni(uint32_t handle)

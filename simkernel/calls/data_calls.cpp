@@ -67,6 +67,7 @@ int Call::prepare(MessageType kind, bool swap, const wire::FetchArgs& f, Transfe
     t->initiator_nid = p_.nid;
     t->initiator_pid = n.pid;
     t->request_vn = r_.service_mode ? VirtualNetwork::ServiceRequest : VirtualNetwork::ComputeRequest;
+    t->flow = nic_model().models().current() == netmodel::Model::Flow;
     t->ni_index = n.index;
     t->matching = n.matching();
     t->md = *m;
@@ -121,7 +122,7 @@ int Call::data(MessageType kind, bool swap)
     const NicTimings& timing = nic_model().timings();
     const PlatformSpec& spec = nic_model().spec();
     uint64_t inline_bytes = inline_limit(t->matching);
-    if (kind != MessageType::Get && !swap && spec.model_pci && t->length > inline_bytes &&
+    if (kind != MessageType::Get && !swap && !t->flow && spec.model_pci && t->length > inline_bytes &&
         t->length <= pio_limit(t->matching) && (t->md.options & PTL_MD_VOLATILE)) {
         t->pio = true;
         if (kind == MessageType::Put) {

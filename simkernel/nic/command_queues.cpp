@@ -7,6 +7,29 @@ namespace sg4 = simgrid::s4u;
 
 void EngineQueue::push(Message* message)
 {
+    if (message->ordered) return hand_over_in_order(message->source_nid, message->source_order, message);
+    push_now(message);
+}
+
+void EngineQueue::skip(const Message& message)
+{
+    if (message.ordered) hand_over_in_order(message.source_nid, message.source_order, nullptr);
+}
+
+void EngineQueue::hand_over_in_order(uint32_t source, uint64_t order, Message* message)
+{
+    SourceOrder& from = in_order_[source];
+    from.early.emplace(order, message);
+    while (!from.early.empty() && from.early.begin()->first == from.taken) {
+        Message* next = from.early.begin()->second;
+        from.early.erase(from.early.begin());
+        ++from.taken;
+        if (next) push_now(next);
+    }
+}
+
+void EngineQueue::push_now(Message* message)
+{
     messages_.push_back(message);
     if (waiter_) instant_order().resume_at(sg4::Engine::get_clock(), owner_, std::exchange(waiter_, nullptr));
 }
@@ -42,7 +65,7 @@ void CommandQueue::init(StepOwner owner, sg4::Host* nic_host, bool over_pcie)
 
 void CommandQueue::push_blocking(Message* message, uint64_t bytes)
 {
-    if (over_pcie_) transfer(sg4::this_actor::get_host(), nic_host_, bytes).run_in_actor();
+    if (over_pcie_ && !message->transfer->flow) transfer(sg4::this_actor::get_host(), nic_host_, bytes).run_in_actor();
     queue_.push(message);
 }
 
@@ -50,7 +73,7 @@ void CommandQueue::push_detached(Message* message)
 {
     // From the NIC itself nothing crosses PCIe: straight into the queue. From a core (a
     // triggered operation fired by the program's counter update), the write's latency.
-    if (!over_pcie_ || in_nic_step()) {
+    if (!over_pcie_ || message->transfer->flow || in_nic_step()) {
         queue_.push(message);
         return;
     }

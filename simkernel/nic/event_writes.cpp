@@ -31,15 +31,15 @@ void note_arrival(RankPortals& owner, double visible_at, bool event)
 using nic_detail::delivery_latency;
 using nic_detail::note_arrival;
 
-NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry)
+NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool over_pcie)
 {
     if (!entry.free_pending || entry.headers > 0) co_return;
     entry.free_pending = false;
-    co_await write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_FREE);
+    co_await write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_FREE, over_pcie);
 }
 
 NicTask<> write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
-                       ptl_event_kind_t type)
+                            ptl_event_kind_t type, bool over_pcie)
 {
     ptl_event_t event{};
     event.type = type;
@@ -47,15 +47,25 @@ NicTask<> write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, 
     event.pt_index = entry.pt_index;
     event.ptl_list = entry.list;
     event.ni_fail_type = PTL_NI_OK;
-    co_await write_event(nic, owner, ni.table[entry.pt_index].eq, event);
+    co_await write_event(nic, owner, ni.table[entry.pt_index].eq, event, over_pcie);
 }
 
-NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, ptl_event_t event)
+bool events_over_pcie(const Transfer& t)
+{
+    return !t.flow && nic_model().spec().model_pci_commands;
+}
+
+bool events_over_pcie_now()
+{
+    return nic_model().spec().model_pci_commands && nic_model().models().current() == netmodel::Model::Detailed;
+}
+
+NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, ptl_event_t event, bool over_pcie)
 {
     if (eq_handle == PTL_EQ_NONE) co_return;
     uint32_t index = handle_index(eq_handle);
     if (index >= owner.eqs.size() || !owner.eqs[index].used) co_return;  // freed meanwhile
-    if (nic_model().spec().model_pci_commands)
+    if (over_pcie)
         co_await pci_transfer(nic.hosts().nic, nic.cpu0(), nic_model().timings().event_size, trace::Op::PCI_EVENT,
                               nic.nid());
     // Freed during the write?

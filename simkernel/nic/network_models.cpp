@@ -6,7 +6,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "observation/timeline.hpp"
+#include "nic/message_hooks.hpp"
 
 namespace s4bxi::sim {
 
@@ -24,7 +24,7 @@ NetworkModels::NetworkModels(const PlatformSpec& spec)
       schedule_(spec.network_phases)
 {
     spans_.push_back({schedule_.front().model, 0.0, pcontrol_mode_ ? "network.model, until every rank calls MPI_Pcontrol" : "start"});
-    if (switching_) observe::network_model_changed(spans_.back().model, 0.0);
+    if (switching_) g_message_hooks.model_changed(spans_.back().model, 0.0);
     g_models = this;
     // A date of the schedule is noted as the clock passes it, before anything happens at
     // the new date (the timeline's Paje writer needs its events in the order of time).
@@ -63,7 +63,7 @@ void NetworkModels::change(netmodel::Model model, double at, std::string cause)
 {
     if (model == spans_.back().model) return;
     spans_.push_back({model, at, std::move(cause)});
-    observe::network_model_changed(model, at);
+    g_message_hooks.model_changed(model, at);
 }
 
 void NetworkModels::pcontrol(uint32_t rank, uint32_t ranks, int level)

@@ -31,7 +31,8 @@ bool consume(const ListEntryPtr& entry, Transfer& t);
 void count_entry(RankPortals& owner, const ListEntry& entry, const Transfer& t);
 bool comm_events_enabled(const ListEntry& entry);
 bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& entry, bool unlink);
-NicTask<> auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due);
+NicTask<> auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due,
+                            bool over_pcie);
 // The target's deferred GET / FETCH_ATOMIC event, if still due, then the AUTO_UNLINK (and
 // AUTO_FREE) of the entry it consumed.
 NicTask<> write_deferred_event(Nic& nic, Transfer& t);

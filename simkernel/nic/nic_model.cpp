@@ -100,7 +100,7 @@ NicTask<> Nic::tx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = co_await tx_queue(vn).pop();
         ++g_sim_activity;
-        if (spec_.flow()) {  // every message on its own, none waits for another
+        if (message->transfer->flow) {  // every message on its own, none waits for another
             spawn(flow_send(message, vn));
             continue;
         }
@@ -134,7 +134,7 @@ NicTask<> Nic::rx_loop(VirtualNetwork vn)
     while (true) {
         Message* message = co_await rx_[static_cast<int>(vn)].pop();
         ++g_sim_activity;
-        if (spec_.flow()) {
+        if (message->transfer->flow) {
             // The flow model's only time at the destination: a NIC takes in one message
             // at a time, flow.gap apart (two that land together are not seen by the
             // program at the same instant, and a stream is paced as the detailed model's
@@ -195,6 +195,10 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, 
     sg4::Host* to = destination.hosts().nic;
     message->sent_at = sg4::Engine::get_clock();
     EngineQueue* arrivals = &destination.rx_[static_cast<int>(vn)];
+    if (nic_model().models().switching()) {
+        message->ordered = true;
+        message->source_order = arrivals->stamp(nid_);
+    }
     if (blocking) {
         // Traced here, from before the send preparation to the transfer's end: the
         // receiver may free the message as soon as it has it. The sender waits for the
@@ -206,6 +210,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, 
             co_await transfer(hosts_.nic, to, wire_bytes);
         } catch (const simgrid::NetworkFailureException&) {
             XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, to_nid);
+            arrivals->skip(*message);
             delete message;
             co_return;
         }
@@ -230,6 +235,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, 
                    if (!failed) return arrivals->landed(ticket, message, landed);
                    XBT_INFO("node %u: a message to node %u was lost to a link failure", source, message->destination_nid);
                    arrivals->landed(ticket, nullptr, landed);
+                   arrivals->skip(*message);
                    delete message;
                });
 }
@@ -306,7 +312,7 @@ NicTask<> Nic::tx_response(Message* message, VirtualNetwork vn)
 // one, otherwise a bare BXI ACK when E2E is on.
 NicTask<> Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
 {
-    if (spec_.flow()) {
+    if (transfer->flow) {
         co_await flow_answer(transfer, ptl_ack, request_vn);
         co_return;
     }
@@ -348,11 +354,12 @@ NicTask<> Nic::rx_put(Message* message, VirtualNetwork vn)
         bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));
         ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
-        if (comm_events_enabled(entry)) co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
-        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
+        if (comm_events_enabled(entry))
+            co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event, events_over_pcie(t));
+        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, events_over_pcie(t));
     }
     co_await queue_ack(transfer, ptl_ack_wanted, vn);
-    if (found.entry && spec_.model_pci && message->size > 0) {
+    if (found.entry && !t.flow && spec_.model_pci && message->size > 0) {
         co_await delay(first_packet_wait(message->size));
         co_await pci_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
     }
@@ -381,13 +388,14 @@ NicTask<> Nic::rx_atomic(Message* message, VirtualNetwork vn)
         bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));  // as rx_put
         ptl_event_t event = target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
-        if (spec_.model_pci && message->size > 0) {
+        if (!t.flow && spec_.model_pci && message->size > 0) {
             write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
             co_await delay(first_packet_wait(message->size));
         }
         co_await queue_ack(transfer, ptl_ack_wanted, vn);
-        if (comm_events_enabled(entry)) co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event);
-        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
+        if (comm_events_enabled(entry))
+            co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event, events_over_pcie(t));
+        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, events_over_pcie(t));
     } else {
         // The specification's answer to an unmatched message, like an unmatched Put.
         co_await queue_ack(transfer, ptl_ack_wanted, vn);
@@ -433,9 +441,9 @@ NicTask<> Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
             t.target_eq = found.ni->table[t.pt_index].eq;
             t.deferred = event;
             if (unlink_event) t.deferred_unlink = found.entry;
-            else co_await auto_free_if_due(*this, owner, *found.ni, entry);
+            else co_await auto_free_if_due(*this, owner, *found.ni, entry, events_over_pcie(t));
         } else {
-            co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event);
+            co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, events_over_pcie(t));
         }
     }
     auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,
@@ -451,11 +459,11 @@ NicTask<> Nic::rx_response(Message* message)
     t.state = TransferState::Answered;
     e2e_.acknowledge(t.request_record);
     AsyncPci write;
-    if (spec_.model_pci && message->size > 0) {
+    if (!t.flow && spec_.model_pci && message->size > 0) {
         write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
         co_await delay(first_packet_wait(message->size));
     }
-    if (spec_.e2e) {
+    if (!t.flow && spec_.e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, message->type};
         send_e2e_ack(ack, response_vn(t.request_vn));
@@ -467,7 +475,8 @@ NicTask<> Nic::rx_response(Message* message)
     const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
     count_md_event(*t.initiator, md, PTL_MD_EVENT_CT_REPLY, t.mlength, t.fail);
     if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
-        co_await write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0));
+        co_await write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0),
+                             events_over_pcie(t));
     if (write) co_await write.wait();
 }
 
@@ -475,7 +484,7 @@ NicTask<> Nic::rx_ptl_ack(Message* message)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
-    if (spec_.e2e) {
+    if (!t.flow && spec_.e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, MessageType::PtlAck};
         send_e2e_ack(ack, response_vn(t.request_vn));

@@ -108,6 +108,10 @@ struct Message {
     double sent_at = 0.0;                         // start of its network transfer (traces)
     bool credit_to_target = false;                // flow-control credits this message holds
     bool credit_to_process = false;
+    // Runs that switch network models: its rank among the messages its source sent to the
+    // same RX engine (EngineQueue::stamp), which takes them in that order.
+    bool ordered = false;
+    uint64_t source_order = 0;
 };
 
 // The messages waiting for one NIC engine. A message pushed while the engine waits for one
@@ -137,7 +141,24 @@ public:
     }
     void landed(uint64_t ticket, Message* message, std::function<void()> at_hand_over);
 
+    // Runs that switch network models: a message started under the flow model may land
+    // before one its source sent earlier under the detailed model, which MPI's
+    // non-overtaking rule forbids; an RX engine then takes each source's messages in the
+    // order they were sent. stamp() at the send (the message's source_order); skip() for one
+    // lost on its way.
+    uint64_t stamp(uint32_t source) { return in_order_[source].sent++; }
+    void skip(const Message& message);
+
 private:
+    struct SourceOrder {
+        uint64_t sent = 0;
+        uint64_t taken = 0;
+        std::map<uint64_t, Message*> early;  // landed before one sent earlier; nullptr: lost
+    };
+    void push_now(Message* message);
+    void hand_over_in_order(uint32_t source, uint64_t order, Message* message);
+    std::map<uint32_t, SourceOrder> in_order_;
+
     struct Expected {
         bool landed = false;
         Message* message = nullptr;
@@ -295,13 +316,18 @@ VirtualNetwork response_vn(VirtualNetwork request_vn);
 // Writes an event into an EQ of `owner`: a 96-byte PCIe write, then delivery to the
 // rank's core after the route latency from the writer's host (the NIC's in a step, the
 // proxy's core in a proxy).
-NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq, ptl_event_t event);
+NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq, ptl_event_t event, bool over_pcie);
+// Whether an event of `t` costs its PCIe write: the detailed model's, when it models
+// commands; a transfer that started under the flow model writes its events in no time.
+bool events_over_pcie(const Transfer& t);
+// The same for the events of a call made now (an entry's LINK, AUTO_UNLINK, overflow events).
+bool events_over_pcie_now();
 // PTL_EVENT_AUTO_FREE of an overflow entry that was automatically unlinked, once no
 // unexpected header points into it any more.
-NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry);
+NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool over_pcie);
 // An event about a list entry itself (LINK, AUTO_UNLINK, AUTO_FREE), in its PT's EQ.
 NicTask<> write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, const ListEntry& entry,
-                       ptl_event_kind_t type);
+                            ptl_event_kind_t type, bool over_pcie);
 // Counting event; wakes waiters of the rank and fires the triggered operations whose
 // threshold is reached.
 void count_event(RankPortals& owner, uint32_t ct, uint64_t success, uint64_t failure);

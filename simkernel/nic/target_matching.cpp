@@ -139,7 +139,7 @@ NicTask<MatchResult> match(Nic& nic, Transfer& t)
         event.type = PTL_EVENT_PT_DISABLED;
         event.pt_index = t.pt_index;
         event.ni_fail_type = PTL_NI_PT_DISABLED;
-        co_await write_event(nic, *result.ni->owner, result.ni->table[t.pt_index].eq, event);
+        co_await write_event(nic, *result.ni->owner, result.ni->table[t.pt_index].eq, event, events_over_pcie(t));
     }
     XBT_DEBUG("node %u: %s from %u:%u to pid %u pt %u bits %#llx, %llu bytes: %s%s%s", nic.nid(),
               t.kind == MessageType::Get ? "get" : t.kind == MessageType::Put ? "put" : "atomic", t.initiator_nid,
@@ -285,20 +285,21 @@ bool auto_unlink(RankPortals& owner, NetworkInterface& ni, const ListEntryPtr& e
 }
 
 // The AUTO_UNLINK event when due, then the AUTO_FREE if no header points into the entry.
-NicTask<> auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due)
+NicTask<> auto_unlink_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool due,
+                            bool over_pcie)
 {
-    if (due) co_await write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_UNLINK);
-    co_await auto_free_if_due(nic, owner, ni, entry);
+    if (due) co_await write_entry_event(nic, owner, ni, entry, PTL_EVENT_AUTO_UNLINK, over_pcie);
+    co_await auto_free_if_due(nic, owner, ni, entry, over_pcie);
 }
 
 NicTask<> write_deferred_event(Nic& nic, Transfer& t)
 {
     if (!t.deferred_pending) co_return;
     t.deferred_pending = false;
-    co_await write_event(nic, *t.target, t.target_eq, t.deferred);
+    co_await write_event(nic, *t.target, t.target_eq, t.deferred, events_over_pcie(t));
     ListEntryPtr entry = std::move(t.deferred_unlink);
     if (entry && entry->ni < std::size(t.target->nis) && t.target->nis[entry->ni].used)  // not finalized meanwhile
-        co_await auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true);
+        co_await auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true, events_over_pcie(t));
 }
 
 ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)

@@ -24,6 +24,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
                                     {key::cores_per_node, platform.cores_per_node},
                                     {key::topology, platform.topology},
                                     {key::network_model, platform.network_model},
+                                    {key::network_switch, platform.network_switch},
                                     {key::nodes_from, origin == platform.origins.end() ? "default" : origin->second}};
     nlohmann::json ranks = nlohmann::json::array();
     uint64_t operations = 0, local = 0, posted = 0, largest_rank_peak = 0;
@@ -80,6 +81,7 @@ nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTo
             {key::largest_rank_peak_rss, largest_rank_peak},
             {key::host_decisions, decisions_json(decisions)},
             {key::ranks, ranks}};
+    if (!network.network_models.is_null()) summary[key::network_models] = network.network_models;
     if (ctx.outcome.abort_status >= 0) summary[key::abort_status] = ctx.outcome.abort_status;
     observe::add_to_summary(summary);
     return summary;

@@ -15,6 +15,7 @@ struct NetworkTotals {
     uint64_t bytes_moved = 0;
     uint64_t retransmissions = 0;  // E2E
     uint64_t undeliverable = 0;    // messages given up after the last retry
+    nlohmann::json network_models;  // NetworkModels::summary(); null if the run never started
 };
 
 nlohmann::json make_summary(const Context& ctx, double makespan, const NetworkTotals& network, const PlatformSpec& platform);

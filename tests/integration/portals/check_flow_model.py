@@ -73,10 +73,14 @@ for key in ("nic.e2e", "nic.model_pci", "nic.model_pci_commands"):
 
 # Refused, with the key and the value named.
 bad = [
-    (["--network-model", "flow@0,detailed@1.5ms"], "not supported yet: switching network models during a run"),
+    (["--network-model", "flow@1ms,detailed@0.5ms"], "the dates must increase from one phase to the next"),
     (["--network-model", "fast"], "invalid value 'fast' for --network-model"),
     (["--set", "network.model=fast"], "'fast' is not a network model"),
-    (["--set", "network.model=flow@0"], "not supported yet: switching network models during a run"),
+    (["--set", "network.model=flow@soon"], "'soon' in 'flow@soon' is not a date"),
+    (["--set", "network.model=flow@0,flow@1ms"], "the model is already flow then"),
+    (["--set", "network.switch=sometimes"], "network.switch"),
+    (["--set", "network.switch=pcontrol", "--set", "network.model=flow@0,detailed@1ms"],
+     "pcontrol switches models at the program's MPI_Pcontrol calls"),
 ]
 for options, message in bad:
     done = run(command(launcher, timeline_program, ranks=2, options=options), env=environment())
