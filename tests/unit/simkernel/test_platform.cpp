@@ -5,6 +5,8 @@
 using namespace s4bxi::sim;
 using Catch::Matchers::Contains;
 
+namespace netmodel = s4bxi::netmodel;
+
 TEST_CASE("the built-in platform is 16 nodes of 4 cores with the model's link parameters")
 {
     PlatformSpec spec = default_platform();
@@ -302,15 +304,64 @@ TEST_CASE("the flow model turns off what it has not, and says where it came from
     CHECK_THAT(spec.origins.at("nic.e2e"), Contains("f.toml"));
 }
 
-TEST_CASE("a network model is detailed or flow; a schedule of models is not supported yet")
+TEST_CASE("a network model is detailed, flow, or a schedule of both at dates")
 {
     CHECK_THROWS_WITH(parse_platform("[network]\nmodel = \"fast\"\n", "m.toml"),
                       Contains("m.toml") && Contains("network.model") && Contains("'fast' is not a network model"));
-    CHECK_THROWS_WITH(parse_platform("[network]\nmodel = \"flow@0,detailed@1ms\"\n", "s.toml"),
-                      Contains("network.model") && Contains("not supported yet"));
-    PlatformSpec spec = default_platform();
-    CHECK_THROWS_WITH(apply_overrides(spec, with({{"S4BXI_NETWORK_MODEL", "flow@2ms"}})),
-                      Contains("not supported yet") && Contains("S4BXI_NETWORK_MODEL"));
+    PlatformSpec spec = parse_platform("[network]\nmodel = \"flow@0,detailed@1.5ms,flow@20ms\"\n", "s.toml");
+    REQUIRE(spec.network_phases.size() == 3);
+    CHECK(spec.network_phases[0].model == netmodel::Model::Flow);
+    CHECK(spec.network_phases[0].from == 0.0);
+    CHECK(spec.network_phases[1].model == netmodel::Model::Detailed);
+    CHECK(spec.network_phases[1].from == 1.5e-3);
+    CHECK(spec.network_phases[2].from == 20e-3);
+    // A run that switches keeps the detailed model's switches for its detailed transfers.
+    CHECK(spec.switches_models());
+    CHECK_FALSE(spec.flow());
+    CHECK(spec.e2e);
+    CHECK(spec.model_pci);
+    PlatformSpec env = default_platform();
+    CHECK_THROWS_WITH(apply_overrides(env, with({{"S4BXI_NETWORK_MODEL", "flow@2ms,detailed@1ms"}})),
+                      Contains("the dates must increase") && Contains("S4BXI_NETWORK_MODEL"));
+    CHECK_THROWS_WITH(parse_platform("[network]\nmodel = \"flow@0,detailed@1ms\"\nswitch = \"pcontrol\"\n", "p.toml"),
+                      Contains("p.toml") && Contains("network.switch") && Contains("pcontrol switches models"));
+    CHECK_THROWS_WITH(parse_platform("[network]\nswitch = \"sometimes\"\n", "w.toml"),
+                      Contains("network.switch") && Contains("dates,pcontrol"));
+}
+
+TEST_CASE("under network.switch = pcontrol the run starts in network.model and keeps the detailed switches")
+{
+    PlatformSpec spec = parse_platform("[network]\nmodel = \"flow\"\nswitch = \"pcontrol\"\n", "p.toml");
+    CHECK(spec.switches_models());
+    CHECK_FALSE(spec.flow());
+    CHECK(spec.network_phases.front().model == netmodel::Model::Flow);
+    CHECK(spec.e2e);
+}
+
+TEST_CASE("network model schedules: dates with units, models in turn, the model at a date")
+{
+    using netmodel::Model;
+    CHECK(netmodel::parse_date("1.5ms") == 1.5e-3);
+    CHECK(netmodel::parse_date("20us") == 20e-6);
+    CHECK(netmodel::parse_date("300ns") == 300e-9);
+    CHECK(netmodel::parse_date("2s") == 2.0);
+    CHECK(netmodel::parse_date("0.002") == 0.002);
+    CHECK_FALSE(netmodel::parse_date("ms").has_value());
+    CHECK_FALSE(netmodel::parse_date("-1ms").has_value());
+    CHECK_FALSE(netmodel::parse_date("1 ms").has_value());
+    auto schedule = netmodel::parse_schedule("flow@1ms,detailed@2ms");
+    REQUIRE(schedule.problem.empty());
+    REQUIRE(schedule.phases.size() == 3);  // detailed until the first date
+    CHECK(schedule.phases[0].model == Model::Detailed);
+    CHECK(netmodel::model_at(schedule.phases, 0.5e-3) == Model::Detailed);
+    CHECK(netmodel::model_at(schedule.phases, 1e-3) == Model::Flow);  // a phase's own date is its
+    CHECK(netmodel::model_at(schedule.phases, 1.999e-3) == Model::Flow);
+    CHECK(netmodel::model_at(schedule.phases, 5.0) == Model::Detailed);
+    CHECK_THAT(netmodel::parse_schedule("flow@0,flow@1ms").problem, Contains("already flow"));
+    CHECK_THAT(netmodel::parse_schedule("flow@0,detailed").problem, Contains("want MODEL@DATE"));
+    CHECK_THAT(netmodel::parse_schedule("flow@0,fast@1ms").problem, Contains("'fast'"));
+    CHECK_THAT(netmodel::parse_schedule("flow@0,detailed@1ms,").problem, Contains("want MODEL@DATE"));
+    CHECK(netmodel::parse_schedule("detailed").phases.size() == 1);
 }
 
 TEST_CASE("precedence: --set over environment over platform file over default")
