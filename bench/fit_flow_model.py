@@ -2,7 +2,7 @@
 """Fits the flow model's factors (flow.gap, flow.answer_gap, flow.small_latency,
 flow.latency, flow.bandwidth_factor) to the
 detailed model on a platform, as SMPI's network factors are fitted to measurements
-(docs/model.md, "The flow model").
+(docs/network-models.md, "The flow model").
 
 usage: bench/fit_flow_model.py [BUILD_DIR] [--platform FILE] [--write FILE] [--quick]
 

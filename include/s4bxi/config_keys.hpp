@@ -233,7 +233,7 @@ inline constexpr Key kKeys[] = {
     {"trace.computation", Type::Bool, 0, 0, false, "S4BXI_LOG_COMPUTATION", false, {}, "also trace COMPUTE rows"},
 };
 
-// What is wrong with `model` as network.model (docs/model.md "The flow model", "Switching
+// What is wrong with `model` as network.model (docs/network-models.md "The flow model", "Switching
 // network models"), or empty. The launcher's --network-model and the server's platform
 // (file, S4BXI_NETWORK_MODEL, --set) both ask here.
 inline std::string network_model_problem(std::string_view model)

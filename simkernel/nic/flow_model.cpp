@@ -1,4 +1,4 @@
-// The flow model (network.model = flow, docs/model.md "The flow model"): each message is
+// The flow model (network.model = flow, docs/network-models.md "The flow model"): each message is
 // one network transfer on the platform's routes, sharing bandwidth as SimGrid's flows do,
 // after a flat latency; no TX engine, PCIe, E2E or flow control. A NIC takes in messages
 // one at a time (flow.gap apart, Nic::rx_loop) and sends its ACKs and responses one at a

@@ -115,7 +115,7 @@ struct PlatformSpec {
     double pcie_shared_latency = 250e-9;
     double bxi_link_bandwidth = 11.1e9;
     double bxi_link_latency = 500e-9;
-    // [network] and [flow]: docs/model.md "The flow model" (the built-in platform's values)
+    // [network] and [flow]: docs/network-models.md "The flow model" (the built-in platform's values)
     std::string network_model = "detailed";  // a model, or a schedule of models at dates
     std::string network_switch = "dates";     // or pcontrol: the program's MPI_Pcontrol calls switch
     std::vector<netmodel::Phase> network_phases{{}};  // network_model parsed (finalize_platform)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The flow model (--network-model flow, docs/model.md "The flow model"): each operation's
+"""The flow model (--network-model flow, docs/network-models.md "The flow model"): each operation's
 dates follow its formula (tests/testkit/model.py, FlowTimeline), to the nanosecond; the
 model is chosen the same way by the option, the environment and a platform file; bad
 values are refused, before any rank starts, with a message naming the key and the value.
