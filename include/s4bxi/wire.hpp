@@ -36,7 +36,8 @@ namespace s4bxi::wire {
 //  18  small payloads carried in the command (DataCommand)
 //  19  the MPI library's charge (Slot::cpu_frozen_ns, FinalizeArgs::library_charged_ns)
 //  20  the program's OpenSHMEM waits and tests counted in the slot (Slot::memory_polls)
-inline constexpr uint32_t kVersion = 20;
+//  21  the program's MPI_Pcontrol calls (Op::Pcontrol)
+inline constexpr uint32_t kVersion = 21;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 
@@ -164,6 +165,9 @@ enum class Op : uint32_t {
     // rank knew, or, for threads that spin on memory, when a write lands in the rank's
     // memory; until then the rank waits in the simulation.
     LockstepIdle,
+    // Not a Portals call: the program called MPI_Pcontrol (args: PcontrolArgs), which may
+    // switch the network model (network.switch = pcontrol). Served at once, at no cost.
+    Pcontrol,
     Count
 };
 
@@ -361,6 +365,11 @@ struct LockstepIdleArgs {
     uint32_t on_memory;
     uint32_t reserved;
     uint64_t known_writes;  // the highest Reply::memory_writes it has seen: a later one ends the wait at once
+};
+
+struct PcontrolArgs {
+    int32_t level;  // MPI_Pcontrol's argument
+    uint32_t reserved;
 };
 
 struct TextArgs {

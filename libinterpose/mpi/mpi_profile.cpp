@@ -389,3 +389,24 @@ S4BXI_MPI(MPI_Win_unlock, (int rank, Handle win), (rank, win), 0, rank, nullptr)
 S4BXI_MPI(MPI_Win_flush, (int rank, Handle win), (rank, win), 0, rank, nullptr)
 S4BXI_MPI(MPI_Comm_split, (Handle comm, int color, int key, void* newcomm), (comm, color, key, newcomm), 0, -1, comm)
 S4BXI_MPI(MPI_Comm_dup, (Handle comm, void* newcomm), (comm, newcomm), 0, -1, comm)
+
+// MPI_Pcontrol is the program's word to its profiling tools. Here that tool is the server,
+// which may switch network models at it (network.switch = pcontrol): it hears of each call,
+// from whichever thread, before the library does. Not timed: the call moves no data. Every
+// MPI library reads only `level` of what may follow it.
+extern "C" S4BXI_EXPORT int MPI_Pcontrol(const int level, ...)
+{
+    using namespace s4bxi::interpose;
+    using Next = int (*)(int, ...);
+    static std::atomic<Next> next_fn{nullptr};
+    Next next = next_fn.load(std::memory_order_relaxed);
+    if (!next) {
+        next = reinterpret_cast<Next>(mpi::resolve("MPI_Pcontrol"));
+        next_fn.store(next, std::memory_order_relaxed);
+    }
+    if (is_rank()) {
+        s4bxi::wire::PcontrolArgs args{level, 0};
+        call(s4bxi::wire::Op::Pcontrol, &args, sizeof args);
+    }
+    return next(level);
+}

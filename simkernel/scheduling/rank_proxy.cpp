@@ -106,6 +106,12 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         return false;
     }
     case wire::Op::CallRecords: return false;  // drained at dispatch
+    case wire::Op::Pcontrol:
+        // Every rank registered before the simulation began, and only ranks 0 .. world-1
+        // may: a rank's world rank is its index in the run, the registry's size the count.
+        nic_model().models().pcontrol(static_cast<uint32_t>(r.rank), static_cast<uint32_t>(context().registry.size()),
+                                      wire::args_as<wire::PcontrolArgs>(request.args).level);
+        return false;
     case wire::Op::LockstepIdle: {
         const auto& args = wire::args_as<wire::LockstepIdleArgs>(request.args);
         ++r.host_decisions.lockstep_idles;

@@ -19,6 +19,10 @@ TEST_CASE("wire structures have fixed sizes")
     STATIC_REQUIRE(sizeof(wire::DataCommand) == sizeof(wire::FetchArgs) + 2 * 4 + wire::kCarriedPayloadBytes);
     STATIC_REQUIRE(sizeof(wire::EventReply) == 8 + wire::kEventBytes);
     STATIC_REQUIRE(alignof(wire::Slot) == 64);
+    STATIC_REQUIRE(sizeof(wire::PcontrolArgs) == 8);
+    // Operation codes are the protocol's: a new one comes last, after the others' numbers.
+    STATIC_REQUIRE(static_cast<uint32_t>(wire::Op::CallRecords) == 49);
+    STATIC_REQUIRE(static_cast<uint32_t>(wire::Op::Pcontrol) == 51);
 }
 
 TEST_CASE("a fresh slot is idle and the doorbell is silent")
