@@ -110,6 +110,7 @@ int Call::data(MessageType kind, bool swap)
     const auto& command = args<wire::DataCommand>();
     const bool carried = command.carried_length > 0 && command.carried_length <= wire::kCarriedPayloadBytes &&
                          command.carried_length == t->length;
+    stamp_order(*t);
     capture_payload(t, carried ? command.carried : nullptr);
     ++r_.portals_ops;
     ++r_.messages_sent;

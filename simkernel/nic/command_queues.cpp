@@ -1,29 +1,35 @@
 // The queues in front of the NIC engines: their messages, and command queues fed over PCIe.
 #include "nic/nic_model.hpp"
 
+#include <map>
+
 namespace s4bxi::sim {
 
 namespace sg4 = simgrid::s4u;
 
 void EngineQueue::push(Message* message)
 {
-    if (message->ordered) return hand_over_in_order(message->source_nid, message->source_order, message);
+    if (is_request(message->type) && message->transfer->ordered)
+        return hand_over_in_order(message->source_nid, message->transfer->order, message);
     push_now(message);
 }
 
-void EngineQueue::skip(const Message& message)
+void EngineQueue::skip(const Transfer& request)
 {
-    if (message.ordered) hand_over_in_order(message.source_nid, message.source_order, nullptr);
+    if (request.ordered) hand_over_in_order(request.initiator_nid, request.order, nullptr);
 }
 
 void EngineQueue::hand_over_in_order(uint32_t source, uint64_t order, Message* message)
 {
     SourceOrder& from = in_order_[source];
     from.early.emplace(order, message);
-    while (!from.early.empty() && from.early.begin()->first == from.taken) {
-        Message* next = from.early.begin()->second;
-        from.early.erase(from.early.begin());
-        ++from.taken;
+    // A retransmission of a request already taken passes at once (the RX drops duplicates).
+    while (!from.early.empty() && from.early.begin()->first <= from.taken) {
+        auto first = from.early.begin();
+        uint64_t order_of = first->first;
+        Message* next = first->second;
+        from.early.erase(first);
+        if (order_of == from.taken && (from.early.empty() || from.early.begin()->first != order_of)) ++from.taken;
         if (next) push_now(next);
     }
 }

@@ -206,6 +206,7 @@ NicTask<> E2eTracker::give_up(E2eRecordPtr record)
              record->retries);
     acknowledge(record);
     if (!is_request(m.type)) co_return;  // a lost ACK or response: the initiator gives up on its own
+    nic_model().nic(m.destination_nid).rx_queue(record->vn).skip(*m.transfer);  // its target waits no more
     co_await report_undeliverable(nic_, *m.transfer);
 }
 

@@ -28,6 +28,12 @@ namespace {
 
 NicModel* g_model = nullptr;
 
+// A request lost on a link that E2E will not send again: its target must not wait for it.
+bool lost_for_good(const Message& message)
+{
+    return is_request(message.type) && !message.transfer->request_record;
+}
+
 trace::Op trace_op(MessageType type)
 {
     switch (type) {
@@ -195,10 +201,6 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, 
     sg4::Host* to = destination.hosts().nic;
     message->sent_at = sg4::Engine::get_clock();
     EngineQueue* arrivals = &destination.rx_[static_cast<int>(vn)];
-    if (nic_model().models().switching()) {
-        message->ordered = true;
-        message->source_order = arrivals->stamp(nid_);
-    }
     if (blocking) {
         // Traced here, from before the send preparation to the transfer's end: the
         // receiver may free the message as soon as it has it. The sender waits for the
@@ -210,7 +212,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, 
             co_await transfer(hosts_.nic, to, wire_bytes);
         } catch (const simgrid::NetworkFailureException&) {
             XBT_INFO("node %u: a message to node %u was lost to a link failure", nid_, to_nid);
-            arrivals->skip(*message);
+            if (lost_for_good(*message)) arrivals->skip(*message->transfer);
             delete message;
             co_return;
         }
@@ -235,7 +237,7 @@ NicTask<> Nic::network_send(Message* message, VirtualNetwork vn, bool blocking, 
                    if (!failed) return arrivals->landed(ticket, message, landed);
                    XBT_INFO("node %u: a message to node %u was lost to a link failure", source, message->destination_nid);
                    arrivals->landed(ticket, nullptr, landed);
-                   arrivals->skip(*message);
+                   if (lost_for_good(*message)) arrivals->skip(*message->transfer);
                    delete message;
                });
 }

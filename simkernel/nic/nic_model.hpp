@@ -67,6 +67,11 @@ struct Transfer {
     // Started under the flow model (network_models.hpp): it ends under it, whatever the
     // model when its ACK or response goes back.
     bool flow = false;
+    // Its rank among the requests its initiator's node sent to the target's node on its VN
+    // (stamp_order), by which the target's RX engine takes them: under the flow model, or
+    // in a run that switches models, a request can otherwise overtake an earlier one.
+    bool ordered = false;
+    uint64_t order = 0;
     bool pio = false;
     bool send_emitted = false;
     // The payload (Put) or operand (Atomic), read from the initiator when the command is
@@ -108,10 +113,6 @@ struct Message {
     double sent_at = 0.0;                         // start of its network transfer (traces)
     bool credit_to_target = false;                // flow-control credits this message holds
     bool credit_to_process = false;
-    // Runs that switch network models: its rank among the messages its source sent to the
-    // same RX engine (EngineQueue::stamp), which takes them in that order.
-    bool ordered = false;
-    uint64_t source_order = 0;
 };
 
 // The messages waiting for one NIC engine. A message pushed while the engine waits for one
@@ -141,19 +142,16 @@ public:
     }
     void landed(uint64_t ticket, Message* message, std::function<void()> at_hand_over);
 
-    // Runs that switch network models: a message started under the flow model may land
-    // before one its source sent earlier under the detailed model, which MPI's
-    // non-overtaking rule forbids; an RX engine then takes each source's messages in the
-    // order they were sent. stamp() at the send (the message's source_order); skip() for one
-    // lost on its way.
-    uint64_t stamp(uint32_t source) { return in_order_[source].sent++; }
-    void skip(const Message& message);
+    // Requests stamped at their call (stamp_order) are taken in their source's order: a
+    // small one started under the flow model would otherwise land before a large one sent
+    // just before it, which Portals' ordered matching and MPI's non-overtaking rule forbid.
+    // skip(): a stamped request that will never land (lost for good), not to be waited for.
+    void skip(const Transfer& request);
 
 private:
     struct SourceOrder {
-        uint64_t sent = 0;
-        uint64_t taken = 0;
-        std::map<uint64_t, Message*> early;  // landed before one sent earlier; nullptr: lost
+        uint64_t taken = 0;  // the requests up to this order were handed over
+        std::multimap<uint64_t, Message*> early;  // landed before one sent earlier; nullptr: skipped
     };
     void push_now(Message* message);
     void hand_over_in_order(uint32_t source, uint64_t order, Message* message);
@@ -203,6 +201,8 @@ public:
     EngineQueue& rx_queue(VirtualNetwork vn) { return rx_[static_cast<int>(vn)]; }
     std::vector<NetworkInterface*>& interfaces() { return interfaces_; }
     E2eTracker& e2e() { return e2e_; }
+    // The next order of a request from this node to node `target` on `vn` (stamp_order).
+    uint64_t next_order(uint32_t target, VirtualNetwork vn) { return orders_sent_[{target, static_cast<int>(vn)}]++; }
 
 private:
     NicTask<> tx_loop(VirtualNetwork vn);
@@ -240,6 +240,7 @@ private:
     double answers_free_at_ = 0.0;  // flow model: when the next ACK or response may leave
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
+    std::map<std::pair<uint32_t, int>, uint64_t> orders_sent_;
 };
 
 class NicModel {
@@ -342,6 +343,10 @@ void set_counter(RankPortals& owner, uint32_t ct, ptl_ct_event_t value);
 // A triggered data operation whose threshold was reached: the NIC reads the payload now
 // and queues the command itself (no PCIe command write, no command-queue slot).
 void issue_triggered(const TransferPtr& transfer);
+// At a data call (or a trigger's firing), once its model is known: its order among its
+// node's requests to the target's node, when they must be taken in that order (flow
+// model, or a run that switches models).
+void stamp_order(Transfer& t);
 // Reads the payload (Put) or operand (Atomic, FetchAtomic, Swap) from the initiator, or
 // notes that the NIC will read it when the message lands. `carried`: the bytes the rank
 // copied into its command at the call (wire::DataCommand), taken instead of a read now.

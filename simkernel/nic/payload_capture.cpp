@@ -74,11 +74,19 @@ void issue_triggered(const TransferPtr& transfer)
     Transfer& t = *transfer;
     // It starts now, not when it was registered: the model of this instant.
     t.flow = nic_model().models().current() == netmodel::Model::Flow;
+    stamp_order(t);
     capture_payload(transfer);
     t.triggered = true;
     uint64_t size = t.kind == MessageType::Get ? nic_model().timings().get_request_size : t.length;
     nic_model().nic(t.initiator_nid).tx_queue(t.request_vn).push_detached(
         new Message{t.kind, transfer, size, t.initiator_nid, t.target_nid, t.kind});
+}
+
+void stamp_order(Transfer& t)
+{
+    if (!t.flow && !nic_model().models().switching()) return;
+    t.ordered = true;
+    t.order = nic_model().nic(t.initiator_nid).next_order(t.target_nid, t.request_vn);
 }
 
 NicTask<> emit_send(Nic& nic, Transfer& t)

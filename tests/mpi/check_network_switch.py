@@ -98,9 +98,11 @@ def main(argv):
                           f"{spans} / {spans_of(again_summary)}, {makespan} / {again_summary['makespan']}")
         track = [event for event in json.loads(timeline.read_text())["traceEvents"]
                  if event.get("ph") == "C" and event.get("name", "").startswith("network model")]
-        shown = [(event["args"]["detailed"], round(event["ts"] * 1e-6, 12)) for event in track]
-        expected = [(1 if model == "detailed" else 0, round(start, 12)) for model, start in spans]
-        if shown != expected:
+        # The timeline's dates are in microseconds with nanosecond digits.
+        shown = [(event["args"]["detailed"], event["ts"] * 1e-6) for event in track]
+        expected = [(1 if model == "detailed" else 0, start) for model, start in spans]
+        if len(shown) != len(expected) or any(a[0] != b[0] or abs(a[1] - b[1]) > 1e-9
+                                              for a, b in zip(shown, expected)):
             errors.append(f"the timeline's network model track {shown}, the summary's spans {expected}")
 
     # A schedule that switches every SWITCH_PERIOD, through both phases.
