@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Fits the flow model's factors (flow.gap, flow.answer_gap, flow.small_latency,
-flow.latency, flow.bandwidth_factor) to the
+"""Fits the flow model's factors (flow.gap, flow.answer_gap, flow.send_gap, flow.byte_gap,
+flow.small_latency, flow.latency, flow.bandwidth_factor) to the
 detailed model on a platform, as SMPI's network factors are fitted to measurements
 (docs/network-models.md, "The flow model").
 
@@ -14,6 +14,9 @@ under the flow model:
                         message of a busy receiving NIC
   flow.answer_gap       the same stream with ACKs: the time per message of a NIC that
                         answers each one
+  flow.byte_gap         streams of 16 KiB and of 64 KiB puts without ACKs: the difference
+                        of their times per message over the difference of their sizes
+  flow.send_gap         the 16 KiB stream's time per message, less 16 KiB of byte_gap
   flow.small_latency    a ping-pong (bench/message_rate) over a sweep of sizes, the flow
                         model with no latency of its own and the links' whole bandwidth:
                         the mean, over the sizes up to flow.small_size, of detailed - flow
@@ -41,6 +44,7 @@ SIZES = [8, 64, 512, 4096, 32768, 262144, 1048576]
 SMALL = 512
 LOOP = re.compile(r"loop ([0-9.eE+-]+) s")
 WINDOW = 64
+STREAM_SIZES = (16384, 65536)  # payloads of the streams that fit flow.send_gap and flow.byte_gap
 
 
 def loop_time(launcher, program, arguments, platform, settings):
@@ -58,12 +62,12 @@ def one_way(launcher, build, size, rounds, platform, settings):
     return loop_time(launcher, build / "bench" / "message_rate", [rounds, size], platform, settings) / (2 * rounds)
 
 
-def stream_gap(launcher, build, rounds, platform, settings, acks):
+def stream_gap(launcher, build, rounds, platform, settings, acks, size=8):
     """A busy NIC's time per message: windows of WINDOW puts against windows of 1."""
     program = build / "bench" / "put_stream"
     mode = "ack" if acks else "noack"
-    full = loop_time(launcher, program, [rounds, WINDOW, 8, mode], platform, settings)
-    single = loop_time(launcher, program, [rounds, 1, 8, mode], platform, settings)
+    full = loop_time(launcher, program, [rounds, WINDOW, size, mode], platform, settings)
+    single = loop_time(launcher, program, [rounds, 1, size, mode], platform, settings)
     return max(0.0, (full - single) / ((WINDOW - 1) * rounds))
 
 
@@ -128,7 +132,12 @@ def main():
     detailed_model = nodes + ["network.model=detailed"]
     gap = stream_gap(launcher, build, stream_rounds, a.platform, detailed_model, acks=False)
     answer_gap = stream_gap(launcher, build, stream_rounds, a.platform, detailed_model, acks=True)
-    gaps = [f"flow.gap={gap!r}", f"flow.answer_gap={answer_gap!r}"]
+    medium = stream_gap(launcher, build, stream_rounds, a.platform, detailed_model, False, STREAM_SIZES[0])
+    large = stream_gap(launcher, build, stream_rounds, a.platform, detailed_model, False, STREAM_SIZES[1])
+    byte_gap = max(0.0, (large - medium) / (STREAM_SIZES[1] - STREAM_SIZES[0]))
+    send_gap = max(0.0, medium - STREAM_SIZES[0] * byte_gap)
+    gaps = [f"flow.gap={gap!r}", f"flow.answer_gap={answer_gap!r}", f"flow.send_gap={send_gap!r}",
+            f"flow.byte_gap={byte_gap!r}"]
     bare_flow = nodes + ["network.model=flow", *gaps, "flow.latency=0", "flow.small_latency=0",
                          "flow.bandwidth_factor=1"]
     detailed, flow = {}, {}
@@ -139,9 +148,10 @@ def main():
     small_latency, latency, factor = fit(detailed, flow, small_size_of(launcher, a.platform))
     fitted = nodes + ["network.model=flow", *gaps, f"flow.small_latency={small_latency!r}",
                       f"flow.latency={latency!r}", f"flow.bandwidth_factor={factor!r}"]
-    for acks, detailed_gap in ((False, gap), (True, answer_gap)):
-        flow_gap = stream_gap(launcher, build, stream_rounds, a.platform, fitted, acks)
-        print(f"a busy NIC's time per message (windows of {WINDOW} puts of 8 B, {'with' if acks else 'without'} "
+    for acks, size, detailed_gap in ((False, 8, gap), (True, 8, answer_gap), (False, STREAM_SIZES[0], medium),
+                                     (False, STREAM_SIZES[1], large)):
+        flow_gap = stream_gap(launcher, build, stream_rounds, a.platform, fitted, acks, size)
+        print(f"a busy NIC's time per message (windows of {WINDOW} puts of {size} B, {'with' if acks else 'without'} "
               f"ACKs): detailed {detailed_gap * 1e9:.1f} ns, fitted flow {flow_gap * 1e9:.1f} ns")
     print(f"{'size B':>9}  {'detailed us':>11}  {'bare flow us':>12}  {'fitted flow us':>14}  {'error':>7}")
     worst = 0.0
@@ -151,11 +161,13 @@ def main():
         worst = max(worst, abs(error))
         print(f"{size:>9}  {detailed[size] * 1e6:>11.3f}  {flow[size] * 1e6:>12.3f}  {with_fit * 1e6:>14.3f}  "
               f"{error:>+7.1%}")
-    print(f"flow.gap = {gap:.6g}\nflow.answer_gap = {answer_gap:.6g}\nflow.small_latency = {small_latency:.6g}\nflow.latency = {latency:.6g}\n"
+    print(f"flow.gap = {gap:.6g}\nflow.answer_gap = {answer_gap:.6g}\nflow.send_gap = {send_gap:.6g}\n"
+          f"flow.byte_gap = {byte_gap:.6g}\nflow.small_latency = {small_latency:.6g}\nflow.latency = {latency:.6g}\n"
           f"flow.bandwidth_factor = {factor:.6g}\n"
           f"largest error on the ping-pong sweep: {worst:.1%}")
     if a.write:
-        write_flow_table(a.write, {"gap": gap, "answer_gap": answer_gap, "small_latency": small_latency, "latency": latency,
+        write_flow_table(a.write, {"gap": gap, "answer_gap": answer_gap, "send_gap": send_gap, "byte_gap": byte_gap,
+                                   "small_latency": small_latency, "latency": latency,
                                    "bandwidth_factor": factor})
         print(f"written into {a.write}'s [flow] table")
     return 0

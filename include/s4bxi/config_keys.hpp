@@ -104,6 +104,12 @@ inline constexpr Key kKeys[] = {
      "s, flow model: a NIC takes in one message at a time, this long apart (fitted)"},
     {"flow.answer_gap", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_ANSWER_GAP", false, {},
      "s, flow model: a NIC sends its ACKs and responses one at a time, this long apart (fitted)"},
+    {"flow.send_gap", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_SEND_GAP", false, {},
+     "s, flow model: a NIC sends one payload over flow.small_size at a time, this long plus "
+     "flow.byte_gap per byte apart (fitted)"},
+    {"flow.byte_gap", Type::Real, 0, kNoMax, false, "S4BXI_FLOW_BYTE_GAP", false, {},
+     "s per byte, flow model: what each byte of a payload adds to the gaps of the NICs that send and take "
+     "it in (fitted)"},
     {"flow.bandwidth_factor", Type::Real, 0, 1, true, "S4BXI_FLOW_BANDWIDTH_FACTOR", false, {},
      "flow model: the share of the links' bandwidth a message's payload gets"},
 

@@ -9,7 +9,7 @@ namespace sg4 = simgrid::s4u;
 
 void EngineQueue::push(Message* message)
 {
-    if (is_request(message->type) && message->transfer->ordered)
+    if (is_request(message->type) && message->transfer && message->transfer->ordered)
         return hand_over_in_order(message->source_nid, message->transfer->order, message);
     push_now(message);
 }

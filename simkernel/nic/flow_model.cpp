@@ -29,6 +29,16 @@ NicTask<> Nic::flow_send(Message* message, VirtualNetwork vn)
         answers_free_at_ = start + spec_.flow_answer_gap;  // taken now: others may come meanwhile
         if (start > now) co_await delay(start - now);
     }
+    if (message->size > spec_.flow_small_size) {
+        // One payload at a time leaves a NIC's VN, as its TX engine reads them over PCIe
+        // and sends them: a NIC's messages do not share its link to end together, the
+        // first ends first (LogGP's gap, with G per byte).
+        double now = sg4::Engine::get_clock();
+        double& free_at = tx_free_at_[static_cast<int>(vn)];
+        double start = std::max(now, free_at);
+        free_at = start + spec_.flow_send_gap + message->size * spec_.flow_byte_gap;
+        if (start > now) co_await delay(start - now);
+    }
     co_await delay(message->size <= spec_.flow_small_size ? spec_.flow_small_latency : spec_.flow_latency);
     co_await network_send(message, vn, false, spec_.flow_bandwidth_factor);
     switch (type) {

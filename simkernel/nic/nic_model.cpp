@@ -147,7 +147,7 @@ NicTask<> Nic::rx_loop(VirtualNetwork vn)
             // engines pace it). A message that finds the NIC free costs no step.
             double& free_at = rx_free_at_[static_cast<int>(vn)];
             if (double now = sg4::Engine::get_clock(); free_at > now) co_await delay(free_at - now);
-            free_at = sg4::Engine::get_clock() + spec_.flow_gap;
+            free_at = sg4::Engine::get_clock() + spec_.flow_gap + message->size * spec_.flow_byte_gap;
         }
         g_message_hooks.landed(*message);
         bool blocking_send = message->type == MessageType::Get || message->type == MessageType::PtlAck ||

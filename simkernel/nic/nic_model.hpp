@@ -238,6 +238,7 @@ private:
     EngineQueue rx_[4];
     double rx_free_at_[4] = {};  // flow model: when each RX takes its next message
     double answers_free_at_ = 0.0;  // flow model: when the next ACK or response may leave
+    double tx_free_at_[4] = {};     // flow model: when each VN's next payload may leave
     std::vector<NetworkInterface*> interfaces_;  // in creation order
     E2eTracker e2e_;
     std::map<std::pair<uint32_t, int>, uint64_t> orders_sent_;

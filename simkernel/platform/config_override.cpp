@@ -47,6 +47,8 @@ FieldRef field_of(PlatformSpec& s, std::string_view key)
     if (key == "flow.small_latency") return &s.flow_small_latency;
     if (key == "flow.gap") return &s.flow_gap;
     if (key == "flow.answer_gap") return &s.flow_answer_gap;
+    if (key == "flow.send_gap") return &s.flow_send_gap;
+    if (key == "flow.byte_gap") return &s.flow_byte_gap;
     if (key == "flow.bandwidth_factor") return &s.flow_bandwidth_factor;
     if (key == "nic.command_queue_depth") return &s.command_queue_depth;
     if (key == "nic.e2e") return &s.e2e;

@@ -125,6 +125,8 @@ struct PlatformSpec {
     double flow_small_latency = 2.60412e-07;
     double flow_gap = 7.09877e-07;
     double flow_answer_gap = 1.20502e-06;
+    double flow_send_gap = 7.41157e-07;
+    double flow_byte_gap = 9.00901e-11;
     double flow_bandwidth_factor = 1.0;
     uint32_t command_queue_depth = 16;
     bool e2e = true;

@@ -127,3 +127,50 @@ TEST_CASE("messages reach an engine in the order they were sent, whatever order 
         expect(taken == std::vector<int>{1, 3}, "taken: " + std::to_string(taken.size()));
     }));
 }
+
+TEST_CASE("stamped requests are taken in their source's order; a retransmission passes, a skipped one is not awaited")
+{
+    CHECK(in_child([] {
+        sg4::Host* host = one_host();
+        instant_order().reset();
+        static EngineQueue queue;
+        queue.init(StepOwner::of(0, NicEngine::Rx, 1));
+        static std::vector<int> taken;
+        spawn([]() -> NicTask<> {
+            while (true) {
+                Message* m = co_await queue.pop();
+                taken.push_back(static_cast<int>(m->size));
+                delete m;
+            }
+        }());
+        // Requests of node 5, numbered by their calls; an ACK is never held.
+        static std::vector<TransferPtr> requests;
+        for (uint64_t order = 0; order < 4; ++order) {
+            auto t = std::make_shared<Transfer>();
+            t->ordered = true;
+            t->order = order;
+            t->initiator_nid = 5;
+            requests.push_back(t);
+        }
+        auto request = [](int i) { return new Message{MessageType::Put, requests[i], static_cast<uint64_t>(10 + i), 5}; };
+        instant_order().at(1e-9, StepOwner::of(0, NicEngine::Tx), [request] {
+            queue.push(request(2));
+            queue.push(request(1));
+            queue.push(new Message{MessageType::PtlAck, requests[3], 99, 5});
+            queue.push(request(0));  // 0, then 1 and 2 that waited for it
+        });
+        instant_order().at(2e-9, StepOwner::of(0, NicEngine::Tx), [request] {
+            queue.push(request(1));      // a retransmission of one already taken
+            queue.skip(*requests[3]);    // lost for good
+            auto later = std::make_shared<Transfer>();
+            later->ordered = true;
+            later->order = 4;
+            later->initiator_nid = 5;
+            requests.push_back(later);
+            queue.push(request(4));      // not held behind the lost one
+        });
+        keep_running_until(host, 1e-6);
+        sg4::Engine::get_instance()->run();
+        expect(taken == std::vector<int>{99, 10, 11, 12, 11, 14}, "taken: " + std::to_string(taken.size()));
+    }));
+}
