@@ -39,6 +39,16 @@ std::string joined(const std::vector<std::string>& done)
     return text;
 }
 
+// An engine: takes messages as they are handed over, noting each one's size.
+NicTask<> engine_taking(EngineQueue& queue, std::vector<int>& taken)
+{
+    while (true) {
+        Message* m = co_await queue.pop();
+        taken.push_back(static_cast<int>(m->size));
+        delete m;
+    }
+}
+
 NicTask<> two_delays(std::vector<std::string>& done, std::string name, double first, double second)
 {
     co_await delay(first);
@@ -104,14 +114,7 @@ TEST_CASE("messages reach an engine in the order they were sent, whatever order 
         queue.init(StepOwner::of(0, NicEngine::Rx, 1));
         static std::vector<int> taken;
         static std::vector<std::string> handed;
-        // The engine: takes messages as they are handed over.
-        spawn([]() -> NicTask<> {
-            while (true) {
-                Message* m = co_await queue.pop();
-                taken.push_back(static_cast<int>(m->size));
-                delete m;
-            }
-        }());
+        spawn(engine_taking(queue, taken));
         instant_order().at(1e-9, StepOwner::of(0, NicEngine::Tx), [] {
             uint64_t first = queue.expect(), second = queue.expect(), third = queue.expect();
             // The third lands first, then the first (the second is still on its way), then
@@ -136,13 +139,7 @@ TEST_CASE("stamped requests are taken in their source's order; a retransmission 
         static EngineQueue queue;
         queue.init(StepOwner::of(0, NicEngine::Rx, 1));
         static std::vector<int> taken;
-        spawn([]() -> NicTask<> {
-            while (true) {
-                Message* m = co_await queue.pop();
-                taken.push_back(static_cast<int>(m->size));
-                delete m;
-            }
-        }());
+        spawn(engine_taking(queue, taken));
         // Requests of node 5, numbered by their calls; an ACK is never held.
         static std::vector<TransferPtr> requests;
         for (uint64_t order = 0; order < 4; ++order) {
