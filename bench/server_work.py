@@ -9,7 +9,8 @@ Each workload runs under --cpu-model zero with N and with 2N iterations, the ser
 server waits for its ranks by spinning a little before it sleeps, so a count moves by
 about 0.1 % from run to run; a change of the model's work per message shows above that.
 
-Usage: bench/server_work.py [BUILD_DIR] [--simkernel PATH ...] [--s4bxi-source DIR] [--only mr8,ar16] [--quick]
+Usage: bench/server_work.py [BUILD_DIR] [--simkernel PATH ...] [--network-model M ...] [--s4bxi-source DIR]
+                            [--only mr8,ar16] [--quick]
 
 --simkernel compares other server binaries (built from other commits, with the same
 launcher and ranks of BUILD_DIR): each is given a column, and every workload runs on each
@@ -19,6 +20,8 @@ bench/compare_simulators.py (and cached with it): the instructions of its whole 
 programs, and the server's count divided by it. The ranks' own instructions are not in
 the server's count (what they execute while they wait depends on the host's load, not on
 the model). --s4bxi-source defaults to $S4BXI_REFERENCE_SOURCE, as for compare_simulators.py.
+--network-model M (repeatable) runs each workload under each network model (detailed,
+flow, or a schedule; docs/network-models.md), a column each, the models in turn.
 --quick runs a tenth of the iterations: a smoke test, not a measurement. Needs valgrind
 (Debian's `valgrind` package).
 """
@@ -50,12 +53,12 @@ exec valgrind -q --tool=callgrind --callgrind-out-file="$SERVER_WORK_CALLGRIND_O
 """
 
 
-def instructions(launcher, wrapper, server, ranks, program, args, work):
+def instructions(launcher, wrapper, server, ranks, program, args, work, model):
     out = work / "callgrind.out"
     out.unlink(missing_ok=True)
     env = environment({"SERVER_WORK_CALLGRIND_OUT": str(out), "SERVER_WORK_SERVER": str(server)})
     # The --timeout also lets the server, slow under valgrind on a loaded host, start.
-    line = command(launcher, program, *args, ranks=ranks, timeout=1800, settings=[f"platform.nodes={ranks}"],
+    line = command(launcher, program, *args, ranks=ranks, timeout=1800, settings=[f"platform.nodes={ranks}", f"network.model={model}"],
                    options=("--simkernel", wrapper))
     return counted(line, env, out)
 
@@ -83,6 +86,7 @@ def main():
     parser.add_argument("build", nargs="?", default=str(ROOT / "build"))
     parser.add_argument("--simkernel", action="append", default=[], help="a server binary to compare")
     parser.add_argument("--only", help="comma-separated workload names")
+    parser.add_argument("--network-model", action="append", default=[], help="a network model to run under")
     source_variable = compare_simulators.SOURCE_VARIABLE
     parser.add_argument("--s4bxi-source", type=Path, default=os.environ.get(source_variable) or None,
                         help="source tree of the reference simulator S4BXI "
@@ -113,16 +117,19 @@ def main():
         wrapper.chmod(0o755)
         reference = compare_simulators.Reference(build, work, prefix) if prefix else None
         ratio = "server ÷ S4BXI" if len(servers) == 1 else "last server ÷ S4BXI"
-        header = [str(s) for s in servers] + (["S4BXI (one process)", ratio] if reference else [])
+        models = options.network_model or ["detailed"]
+        columns = [(server, model) for server in servers for model in models]
+        header = [str(s) + ("" if models == ["detailed"] else f", {m}") for s, m in columns]
+        header += ["S4BXI (one process)", ratio] if reference else []
         print("| workload | " + " | ".join(header) + " |")
         print("|---|" + "---|" * len(header))
         programs = compare_simulators.portals_programs(build)
         for _, row in workloads:
             n = max(2, row.n // 10) if options.quick else row.n
             per_iteration = []
-            for server in servers:
+            for server, model in columns:
                 counts = [instructions(launcher, wrapper, server, row.ranks, programs[row.kind],
-                                       compare_simulators.arguments(row, k, False), work) for k in (n, 2 * n)]
+                                       compare_simulators.arguments(row, k, False), work, model) for k in (n, 2 * n)]
                 per_iteration.append((counts[1] - counts[0]) / n)
             cells = [f"{count / 1000:.1f}k" for count in per_iteration]
             if reference:
