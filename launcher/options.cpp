@@ -203,6 +203,9 @@ Options:
       --print-config    print every model parameter, its value and where it
                         comes from (with --platform, --set), and exit
       --keep-run-dir    keep the private run directory (for debugging)
+      --listen ADDR[:PORT]
+                        not supported yet: ranks on other machines reaching the
+                        server over TCP (docs/multi-host.md)
       --simkernel PATH  use this simulation server instead of the installed one
       --preload PATH    use this Portals library instead of the installed one
   -h, --help            print this help and exit
@@ -247,6 +250,7 @@ struct Raw {
     std::vector<std::string> sets;
     std::string network_model;
     std::string network_switch;
+    std::string listen;
     bool quiet = false, keep = false, help = false, version = false, print_config = false, calibrate = false;
 };
 
@@ -368,7 +372,7 @@ std::vector<std::string> with_mpirun_spellings(std::vector<std::string> args)
         "-n", "--np", "-np", "-c", "--ppn", "-ppn", "-N", "--npernode", "-npernode", "--platform", "--cpu-model",
         "--cpu-factor", "--cpu-threshold", "--memory-waits", "--lockstep", "--timeout", "--deadlock-timeout",
         "--service-ranks", "--log-level", "--summary", "--simkernel", "--preload", "--trace", "--set", "--network-model",
-        "--network-model-switch", "--timeline",
+        "--network-model-switch", "--listen", "--timeline",
         "--paje", "--timeline-filter", "--mpi-costs"};
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -416,6 +420,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
     app.add_flag("--print-config", raw.print_config);
     app.add_flag("-q,--quiet", raw.quiet);
     app.add_flag("--keep-run-dir", raw.keep);
+    CLI::Option* listen = app.add_option("--listen", raw.listen);
     app.add_flag("-h,--help", raw.help);
     app.add_flag("--version", raw.version);
     for (CLI::Option* option : {np, ppn, platform, cpu_model, cpu_factor, cpu_threshold, memory_waits, lockstep,
@@ -489,6 +494,10 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
             raw.sets.insert(raw.sets.begin(), "network.model=" + raw.network_model);
         }
     }
+    if (listen->count() && check.error.empty())
+        check.error = fmt::format("not supported yet: ranks on other machines (--listen {}): every rank runs on "
+                                  "this machine for now (docs/multi-host.md)",
+                                  raw.listen);
     if (network_switch->count()) {
         if (raw.network_switch != "dates" && raw.network_switch != "pcontrol") {
             if (check.error.empty())
