@@ -2,7 +2,7 @@
 """Runs a group of Sandia OpenSHMEM's own tests (unmodified, built by tools/build-sos) under
 s4bxi-launch, one program after the other, and prints a table of their results.
 
-usage: run_shmem.py LAUNCHER GROUP RANKS [--cpu-model zero|measured] [--full]
+usage: run_shmem.py LAUNCHER GROUP RANKS [--cpu-model zero|measured] [--network-model M] [--full]
                     [--test-timeout S] [--only NAME[,NAME...]] [--jobs N] [--sos PREFIX]
                     [--skip REASON] [--keep DIR]
 
@@ -76,7 +76,8 @@ def run_zero(launcher, program, ranks, summary_path, cwd):
 
 
 def load_known(path):
-    """Expected failures {group/name: (ranks or None, cause, seconds or None, sometimes, models or None)} and slow tests
+    """Expected failures {group/name: (ranks or None, cause, seconds or None, sometimes, models or None,
+    network models or None)} and slow tests
     {group/name: (ranks or None, why)} of known_failures.toml."""
     data = tomllib.loads(path.read_text())
     causes = data.get("causes", {})
@@ -86,18 +87,28 @@ def load_known(path):
         if cause is None:
             raise SystemExit(f"{path}: {name}: unknown cause '{entry['cause']}' (known: {', '.join(causes)})")
         expected[name] = (entry.get("ranks"), cause["why"], cause.get("timeout"), entry.get("sometimes", False),
-                          entry.get("models"))
+                          entry.get("models"), entry.get("network_models"))
     for name, entry in data.get("slow", {}).items():
         slow[name] = (entry.get("ranks"), entry["why"])
     return expected, slow
 
 
-def applies(entry, ranks, model=None):
+def applies(entry, ranks, model=None, network=None):
     """Whether a known_failures.toml entry holds for this rank count (and CPU model: an
-    expected failure's `models`, all of them without it)."""
+    expected failure's `models`, all of them without it; and network model: its
+    `network_models`, detailed, flow or switched, all of them without it)."""
     if entry is None or (entry[0] is not None and ranks not in entry[0]):
         return False
+    if network is not None and len(entry) > 5 and entry[5] is not None and network not in entry[5]:
+        return False
     return model is None or entry[4] is None or model in entry[4]
+
+
+def network_kind(network_model):
+    """detailed, flow or switched (a schedule of dates), for known_failures.toml."""
+    if not network_model:
+        return "detailed"
+    return "switched" if "@" in network_model else network_model
 
 
 def last_lines(text, count=2):
@@ -105,7 +116,7 @@ def last_lines(text, count=2):
     return " | ".join(lines[-count:])[:240]
 
 
-def run_one(launcher, program, ranks, model, timeout, env, keep=None, arguments=(), ppn=None):
+def run_one(launcher, program, ranks, model, timeout, env, keep=None, arguments=(), ppn=None, options=()):
     """(result, wall seconds, simulated seconds or None, note, output) of one program, given
     `arguments`, `ppn` ranks per simulated node (one without it); its summary and output are
     kept in the folder `keep` if given (NAME.json, NAME.out)."""
@@ -114,7 +125,7 @@ def run_one(launcher, program, ranks, model, timeout, env, keep=None, arguments=
         start = time.monotonic()
         try:
             done = launch(launcher, program, *arguments, ranks=ranks, cpu_model=model, timeout=timeout,
-                          options=["--ppn", ppn] if ppn else [], summary=summary_path, wall_timeout=timeout + 60,
+                          options=(["--ppn", ppn] if ppn else []) + list(options), summary=summary_path, wall_timeout=timeout + 60,
                           env=env, cwd=work)
         except LaunchTimeout:
             return ("TIMEOUT", time.monotonic() - start, None,
@@ -156,6 +167,7 @@ def main():
     parser.add_argument("group", choices=GROUPS)
     parser.add_argument("ranks", type=int)
     parser.add_argument("--cpu-model", default="zero", choices=("zero", "measured"))
+    parser.add_argument("--network-model", help="the launcher's --network-model (docs/network-models.md)")
     parser.add_argument("--full", action="store_true", help="also run the slow tests of known_failures.toml")
     parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"wall-clock seconds per program (default {DEFAULT_TIMEOUT})")
@@ -201,19 +213,23 @@ def main():
     env = {k: v for k, v in os.environ.items() if not k.startswith("S4BXI_")}
 
     print(f"SOS {args.group} tests on {args.ranks} ranks, --cpu-model {args.cpu_model}, "
+          f"{'--network-model ' + args.network_model[:40] + ', ' if args.network_model else ''}"
           f"{args.test_timeout:g} s each at most, {args.jobs} at a time ({prefix})", flush=True)
     progress = threading.Lock()
 
     def run_entry(name):
         key = f"{args.group}/{name}"
-        known = expected.get(key) if applies(expected.get(key), args.ranks, args.cpu_model) else None
+        known = expected.get(key) if applies(expected.get(key), args.ranks, args.cpu_model,
+                                             network_kind(args.network_model)) else None
         if applies(slow.get(key), args.ranks) and not full and not args.only:
             row = (name, "SLOW", 0.0, None, f"not run (--full runs it): {slow[key][1]}")
         else:
             # A failure known to hang gets its cause's shorter limit: enough to pass once fixed.
             timeout = min(args.test_timeout, known[2]) if known and known[2] and not full else args.test_timeout
             result, wall, makespan, note, _ = run_one(args.launcher, prefix / "tests" / args.group / name, args.ranks,
-                                                   args.cpu_model, timeout, env, args.keep)
+                                                   args.cpu_model, timeout, env, args.keep,
+                                                   options=["--network-model", args.network_model]
+                                                   if args.network_model else [])
             if known and result == "PASS" and known[3]:
                 note = f"listed as failing sometimes ({known[1]})"
             elif known and result == "PASS":
