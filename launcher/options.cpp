@@ -55,7 +55,7 @@ const std::vector<EnvDefault>& env_defaults()
 const std::vector<std::string>& internal_env_names()
 {
     static const std::vector<std::string> list = {"S4BXI_SOCKET", "S4BXI_RANK", "S4BXI_SIZE", "S4BXI_RANK_PID",
-                                                  "S4BXI_MPI_COST_TABLE"};
+                                                  "S4BXI_MPI_COST_TABLE", "S4BXI_RUN_SECRET"};
     return list;
 }
 
@@ -204,8 +204,11 @@ Options:
                         comes from (with --platform, --set), and exit
       --keep-run-dir    keep the private run directory (for debugging)
       --listen ADDR[:PORT]
-                        not supported yet: ranks on other machines reaching the
-                        server over TCP (docs/multi-host.md)
+                        accept processes of this run from other machines on
+                        this address only (a free port without :PORT); they
+                        prove themselves with a secret of the run, and are
+                        told that ranks on other machines are not supported
+                        yet (docs/multi-host.md)
       --simkernel PATH  use this simulation server instead of the installed one
       --preload PATH    use this Portals library instead of the installed one
   -h, --help            print this help and exit
@@ -494,10 +497,8 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
             raw.sets.insert(raw.sets.begin(), "network.model=" + raw.network_model);
         }
     }
-    if (listen->count() && check.error.empty())
-        check.error = fmt::format("not supported yet: ranks on other machines (--listen {}): every rank runs on "
-                                  "this machine for now (docs/multi-host.md)",
-                                  raw.listen);
+    if (listen->count() && raw.listen.empty() && check.error.empty())
+        check.error = "--listen wants an address: ADDR[:PORT]";
     if (network_switch->count()) {
         if (raw.network_switch != "dates" && raw.network_switch != "pcontrol") {
             if (check.error.empty())
@@ -595,6 +596,7 @@ ParseOutcome parse_options(const std::vector<std::string>& given, const Environm
 
     options.quiet = raw.quiet;
     options.keep_run_dir = raw.keep;
+    options.listen = raw.listen;
     options.print_config = raw.print_config;
     options.calibrate = raw.calibrate;
 

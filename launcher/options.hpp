@@ -39,6 +39,7 @@ struct Options {
     std::optional<std::string> summary_file;
     bool quiet = false;
     bool keep_run_dir = false;
+    std::string listen;  // --listen ADDR[:PORT] (docs/multi-host.md)
     std::optional<std::string> simkernel;  // explicit server path (default: next to the launcher)
     std::optional<std::string> preload;    // explicit library path (default: next to the launcher)
     std::vector<std::string> command;      // program (or command) and its arguments

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include "log.hpp"
 #include "openmpi_env.hpp"
 #include "proc.hpp"
+#include "s4bxi/remote_wire.hpp"
 #include "s4bxi/server_flags.hpp"
 #include "summary.hpp"
 #include "s4bxi/summary_keys.hpp"
@@ -106,6 +108,7 @@ private:
     bool setup_signals();
     void restore_signals_in_child() const;
     bool make_run_dir();
+    bool make_secret();
     void remove_run_dir();
 
     // The server.
@@ -135,6 +138,7 @@ private:
 
     const RunPlan& plan_;
     char** environment_;
+    std::string secret_;  // the run's, when it listens for other machines (make_secret)
     TimePoint start_ = Clock::now();
     pid_t self_ = ::getpid();
 
@@ -193,6 +197,16 @@ void Supervisor::restore_signals_in_child() const
     // Blocked signals and ignored dispositions survive exec: give the child what we got.
     ::sigaction(SIGPIPE, &old_sigpipe_, nullptr);
     ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+// 32 bytes from the kernel's random source, in hex (s4bxi/remote_wire.hpp).
+bool Supervisor::make_secret()
+{
+    unsigned char bytes[remote::kSecretChars / 2];
+    if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return false;
+    secret_.clear();
+    for (unsigned char b : bytes) secret_ += fmt::format("{:02x}", b);
+    return true;
 }
 
 bool Supervisor::make_run_dir()
@@ -271,9 +285,19 @@ bool Supervisor::start_server()
         args.push_back(flag(kPlatform));
         args.push_back(*plan_.platform);
     }
+    if (!o.listen.empty()) {
+        args.push_back(flag(kListen));
+        args.push_back(o.listen);
+    }
     for (std::string& arg : config_arguments(o)) args.push_back(std::move(arg));
     log::debug("starting {}", fmt::join(args, " "));
     CStrings argv(args);
+    // The server's environment: the launcher's, and the run's secret when it listens.
+    std::vector<std::string> server_env;
+    for (char** entry = environment_; entry && *entry; ++entry)
+        if (!std::string_view(*entry).starts_with(std::string(remote::kSecretVariable) + "=")) server_env.emplace_back(*entry);
+    if (!secret_.empty()) server_env.push_back(std::string(remote::kSecretVariable) + "=" + secret_);
+    CStrings envp(std::move(server_env));
 
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -291,7 +315,7 @@ bool Supervisor::start_server()
         ::dup2(null_fd_, STDIN_FILENO);
         ::dup2(STDERR_FILENO, STDOUT_FILENO);  // the command's stdout stays the command's
         ::fcntl(ready[1], F_SETFD, 0);          // the ready fd is inherited by the server
-        ::execv(argv.get()[0], argv.get());
+        ::execve(argv.get()[0], argv.get(), envp.get());
         write_stderr("s4bxi-launch: error: cannot execute the simulation server: ");
         write_stderr(std::strerror(errno));
         write_stderr("\n");
@@ -402,6 +426,7 @@ std::vector<std::string> Supervisor::child_environment() const
     if (!old_preload.empty()) preload += ":" + old_preload;
     env.push_back(preload);
     env.push_back("S4BXI_SOCKET=" + socket_path_);
+    if (!secret_.empty()) env.push_back(std::string(remote::kSecretVariable) + "=" + secret_);
     if (!plan_.mpi_cost_table.empty()) env.push_back("S4BXI_MPI_COST_TABLE=" + plan_.mpi_cost_table);
     for (const OpenMpiSetting& setting : open_mpi_settings(plan_.siblings.openmpi_components, env, ::geteuid() == 0))
         if (!setting.user_set) env.push_back(setting.name + "=" + setting.value);
@@ -829,6 +854,11 @@ int Supervisor::run()
     if (plan_.options.timeout > 0) wall_deadline_ = after(plan_.options.timeout);
     if (!make_run_dir()) {
         log::error("cannot create a private run directory (tried $XDG_RUNTIME_DIR, $TMPDIR and /tmp)");
+        return kExitLauncherFailure;
+    }
+    if (!plan_.options.listen.empty() && !make_secret()) {
+        log::error("cannot draw the run's secret for --listen: {}", std::strerror(errno));
+        remove_run_dir();
         return kExitLauncherFailure;
     }
 

@@ -36,6 +36,8 @@ int main(int argc, char** argv)
         ->check(CLI::NonNegativeNumber);
     app.add_option(flag(kLogLevel), config.log_level)->check(CLI::IsMember(spellings(kLogLevels)));
     app.add_option(flag(kSummaryOut), config.summary_out, "where to write the JSON summary");
+    app.add_option(flag(kListen), config.listen, "ADDR[:PORT] to accept ranks of other machines on "
+                   "(the run's secret in S4BXI_RUN_SECRET)");
     app.add_option(flag(kReadyFd), config.ready_fd, "pipe to signal readiness on");
     app.add_option(flag(kRegisterTimeout), config.register_timeout, "wall seconds for every rank to register")->check(CLI::PositiveNumber);
     app.add_option(flag(kDeadlockTimeout), config.outside_deadlock_timeout,

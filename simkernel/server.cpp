@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <memory>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -28,6 +30,8 @@
 #include "platform/platform.hpp"
 #include "platform/unused_models.hpp"
 #include "registration/rank_socket.hpp"
+#include "registration/remote_listener.hpp"
+#include "s4bxi/remote_wire.hpp"
 #include "run/context.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/rank_proxy.hpp"
@@ -120,13 +124,31 @@ private:
     int finish();
 
     void fit_platform_to_job();
+    void listen_for_other_machines(const std::string& address);
 
     PlatformSpec spec_;
+    std::unique_ptr<RemoteListener> remote_;
     bool sized_by_job_ = false;
     SeccompSupervisor supervisor_;
     double makespan_ = 0.0;
     NetworkTotals network_;
 };
+
+// The secret comes in the environment, not on the command line; the server's own
+// children (none today) would not get it.
+void Server::listen_for_other_machines(const std::string& address)
+{
+    const char* secret = std::getenv(remote::kSecretVariable);
+    std::string kept = secret ? secret : "";
+    unsetenv(remote::kSecretVariable);
+    try {
+        remote_ = std::make_unique<RemoteListener>(address, kept);
+    } catch (const std::runtime_error& error) {
+        throw ConfigError(error.what());
+    }
+    fmt::print(stderr, "s4bxi-simkernel: listening for processes of this run on other machines at {}\n",
+               remote_->bound());
+}
 
 void Server::fit_platform_to_job()
 {
@@ -348,6 +370,7 @@ int Server::run()
                                           spec_.source, spec_.nodes));
         ctx.doorbell = create_doorbell();
         int listen_fd = listen_socket(ctx.config.run_dir + "/simkernel.sock");
+        if (!ctx.config.listen.empty()) listen_for_other_machines(ctx.config.listen);
         if (ready_fd >= 0) {
             char ready = 1;
             (void)!write(ready_fd, &ready, 1);

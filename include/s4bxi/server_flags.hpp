@@ -17,6 +17,7 @@ inline constexpr std::string_view kWorldSize = "--world-size";
 inline constexpr std::string_view kPpn = "--ppn";
 inline constexpr std::string_view kPlatform = "--platform";
 inline constexpr std::string_view kServiceRanks = "--service-ranks";  // comma-separated
+inline constexpr std::string_view kListen = "--listen";  // ADDR[:PORT] for ranks of other machines
 // The models and the host.
 inline constexpr std::string_view kCpuModel = "--cpu-model";
 inline constexpr std::string_view kCpuFactor = "--cpu-factor";

@@ -34,6 +34,7 @@ struct Config {
     std::vector<int> service_ranks;  // ranks on the service VNs
     std::string log_level = "warning";
     std::string summary_out;
+    std::string listen;  // ADDR[:PORT]: a listener for ranks of other machines (docs/multi-host.md)
     observe::Options observation;  // --timeline, --paje, --timeline-filter
     int ready_fd = -1;
     double register_timeout = 60.0;     // wall seconds for every rank to register

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "channel/channel_server.hpp"
+#include "s4bxi/remote_wire.hpp"
 #include "s4bxi/wire.hpp"
 
 using namespace s4bxi;
@@ -56,4 +57,37 @@ TEST_CASE("a request posted by another thread wakes the server, and the reply wa
     sim::publish_reply(*slot.object);
     rank.join();
     CHECK(slot.object->reply.seq == 7);
+}
+
+TEST_CASE("the greeting of a process of another machine: its header, the run's secret, its texts")
+{
+    using namespace s4bxi::remote;
+    std::string secret(kSecretChars, 'a');
+    secret[10] = '7';
+    CHECK(secret_well_formed(secret));
+    CHECK_FALSE(secret_well_formed(secret.substr(1)));
+    CHECK_FALSE(secret_well_formed(std::string(kSecretChars, 'A')));  // lower-case hex only
+    Hello hello;
+    std::memcpy(hello.secret, secret.data(), kSecretChars);
+    CHECK(same_secret(secret, hello.secret));
+    hello.secret[kSecretChars - 1] = 'b';
+    CHECK_FALSE(same_secret(secret, hello.secret));
+    CHECK_FALSE(same_secret("", hello.secret));
+
+    FrameHeader header;
+    header.kind = static_cast<uint16_t>(Kind::Hello);
+    header.length = sizeof(Hello);
+    CHECK(header_problem(header).empty());
+    header.version = s4bxi::wire::kVersion + 1;
+    CHECK(header_problem(header).find("another s4bxi") != std::string::npos);
+    header.version = s4bxi::wire::kVersion;
+    header.length = 3;
+    CHECK(header_problem(header).find("not a greeting") != std::string::npos);
+    header.magic = 0;
+    CHECK(header_problem(header).find("no magic number") != std::string::npos);
+
+    set_text(hello.machine, std::string(100, 'm'));  // cut to the field, NUL-terminated
+    CHECK(text_of(hello.machine) == std::string(63, 'm'));
+    set_text(hello.machine, "m1");
+    CHECK(text_of(hello.machine) == "m1");
 }

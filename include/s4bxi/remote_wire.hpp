@@ -1,0 +1,102 @@
+// What crosses the network between the server and the machines of ranks that are not on
+// its own (docs/multi-host.md): frames over a TCP stream, the first of which proves that
+// the peer belongs to this run. Only the greeting exists yet: a peer that proves it is
+// told that ranks on other machines are not supported yet.
+//
+// Fixed-size fields, little-endian as both sides are (x86-64 and aarch64 Linux); the
+// version is wire::kVersion, so a peer built from another s4bxi is refused with both
+// numbers named.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "s4bxi/wire.hpp"
+
+namespace s4bxi::remote {
+
+inline constexpr uint32_t kMagic = 0x58423453;  // "S4BX" in a little-endian dump
+// The run's secret: 32 random bytes in hex, created by the launcher, handed to the ranks
+// in their environment (never on a command line, which `ps` shows on any machine).
+inline constexpr size_t kSecretChars = 64;
+inline constexpr const char* kSecretVariable = "S4BXI_RUN_SECRET";
+// How long a peer may take to send its greeting before it is refused.
+inline constexpr double kGreetingSeconds = 5.0;
+
+enum class Kind : uint16_t { Hello = 1, Answer = 2 };
+
+struct FrameHeader {
+    uint32_t magic = kMagic;
+    uint32_t version = wire::kVersion;
+    uint16_t kind = 0;
+    uint16_t reserved = 0;
+    uint32_t length = 0;  // bytes of the body that follows
+};
+static_assert(sizeof(FrameHeader) == 16);
+
+// The first frame of a peer: who it is and the run's secret.
+struct Hello {
+    char secret[kSecretChars] = {};
+    char machine[64] = {};  // its host name, for the server's messages
+    uint32_t rank = 0;
+    uint32_t pid = 0;
+};
+static_assert(sizeof(Hello) == 136);
+
+// The server's answer to a Hello that proved itself.
+struct Answer {
+    int32_t accepted = 0;  // 0: refused, `message` says why
+    char message[252] = {};
+};
+static_assert(sizeof(Answer) == 256);
+
+inline bool secret_well_formed(std::string_view secret)
+{
+    if (secret.size() != kSecretChars) return false;
+    for (char c : secret)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    return true;
+}
+
+// Compares in a time that does not depend on where the two differ: a peer cannot guess
+// the secret a character at a time from how long its refusal takes.
+inline bool same_secret(std::string_view expected, const char (&offered)[kSecretChars])
+{
+    if (expected.size() != kSecretChars) return false;
+    unsigned char difference = 0;
+    for (size_t i = 0; i < kSecretChars; ++i)
+        difference |= static_cast<unsigned char>(expected[i] ^ offered[i]);
+    return difference == 0;
+}
+
+// What is wrong with a greeting's header, or empty.
+inline std::string header_problem(const FrameHeader& header)
+{
+    if (header.magic != kMagic) return "not an s4bxi peer (no magic number)";
+    if (header.version != wire::kVersion)
+        return "built from another s4bxi (protocol " + std::to_string(header.version) + ", this server " +
+               std::to_string(wire::kVersion) + ")";
+    if (header.kind != static_cast<uint16_t>(Kind::Hello) || header.length != sizeof(Hello))
+        return "its first frame is not a greeting";
+    return {};
+}
+
+// A field of fixed size as text: up to its first NUL.
+template <size_t N>
+std::string text_of(const char (&field)[N])
+{
+    return std::string(field, strnlen(field, N));
+}
+
+template <size_t N>
+void set_text(char (&field)[N], std::string_view text)
+{
+    std::memset(field, 0, N);
+    std::memcpy(field, text.data(), std::min(text.size(), N - 1));
+}
+
+}  // namespace s4bxi::remote

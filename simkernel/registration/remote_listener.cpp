@@ -1,0 +1,182 @@
+#include "registration/remote_listener.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+#include "s4bxi/remote_wire.hpp"
+
+namespace s4bxi::sim {
+
+namespace {
+
+// "HOST:PORT", "[V6]:PORT", "HOST" -> (host, port).
+std::pair<std::string, std::string> split_address(const std::string& address)
+{
+    if (!address.empty() && address.front() == '[') {
+        size_t close = address.find(']');
+        if (close == std::string::npos) throw std::runtime_error(fmt::format("--listen {}: no ']'", address));
+        std::string rest = address.substr(close + 1);
+        if (!rest.empty() && rest.front() != ':')
+            throw std::runtime_error(fmt::format("--listen {}: want [ADDRESS]:PORT", address));
+        return {address.substr(1, close - 1), rest.empty() ? "0" : rest.substr(1)};
+    }
+    size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return {address, "0"};
+    if (address.find(':') != colon)
+        throw std::runtime_error(fmt::format("--listen {}: an IPv6 address goes in brackets, [ADDRESS]:PORT", address));
+    return {address.substr(0, colon), address.substr(colon + 1)};
+}
+
+std::string describe(const sockaddr* address, socklen_t length)
+{
+    char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
+    if (getnameinfo(address, length, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+        return "an unknown address";
+    return address->sa_family == AF_INET6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
+// Reads exactly `size` bytes before `deadline`; false on a timeout, an error or an early end.
+bool read_fully(int fd, void* into, size_t size, std::chrono::steady_clock::time_point deadline)
+{
+    auto* bytes = static_cast<char*>(into);
+    while (size > 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+        ssize_t got = read(fd, bytes, size);
+        if (got <= 0) return false;
+        bytes += got;
+        size -= static_cast<size_t>(got);
+    }
+    return true;
+}
+
+void warn(const std::string& message)
+{
+    fmt::print(stderr, "s4bxi-simkernel: warning: {}\n", message);
+}
+
+}  // namespace
+
+RemoteListener::RemoteListener(const std::string& address, std::string secret) : secret_(std::move(secret))
+{
+    if (!remote::secret_well_formed(secret_))
+        throw std::runtime_error(fmt::format("--listen {}: the run's secret ({}) is missing or malformed", address,
+                                             remote::kSecretVariable));
+    auto [host, port] = split_address(address);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+        throw std::runtime_error(fmt::format("--listen {}: {}", address, gai_strerror(rc)));
+    std::string why = "no address";
+    for (addrinfo* a = found; a && socket_ < 0; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            why = std::strerror(errno);
+            continue;
+        }
+        int on = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+        if (a->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof on);  // that address only
+        if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+            why = std::strerror(errno);
+            close(fd);
+            continue;
+        }
+        socket_ = fd;
+    }
+    freeaddrinfo(found);
+    if (socket_ < 0) throw std::runtime_error(fmt::format("--listen {}: cannot listen there: {}", address, why));
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    getsockname(socket_, reinterpret_cast<sockaddr*>(&local), &length);
+    bound_ = describe(reinterpret_cast<sockaddr*>(&local), length);
+    if (pipe2(stop_, O_CLOEXEC) != 0) {
+        close(socket_);
+        throw std::runtime_error(fmt::format("--listen {}: cannot create a pipe: {}", address, std::strerror(errno)));
+    }
+    thread_ = std::thread([this] { serve(); });
+}
+
+RemoteListener::~RemoteListener()
+{
+    char stop = 1;
+    (void)!write(stop_[1], &stop, 1);
+    if (thread_.joinable()) thread_.join();
+    close(socket_);
+    close(stop_[0]);
+    close(stop_[1]);
+}
+
+void RemoteListener::serve()
+{
+    while (true) {
+        pollfd watched[2] = {{socket_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+        if (poll(watched, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        if (watched[1].revents) return;
+        sockaddr_storage peer{};
+        socklen_t length = sizeof peer;
+        int connection = accept4(socket_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
+        if (connection < 0) continue;
+        // One at a time: a peer that sends nothing holds the next ones for kGreetingSeconds
+        // at most, and nobody of this run connects yet.
+        greet(connection, describe(reinterpret_cast<sockaddr*>(&peer), length));
+        close(connection);
+    }
+}
+
+void RemoteListener::greet(int connection, const std::string& peer)
+{
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(static_cast<int>(remote::kGreetingSeconds * 1000));
+    remote::FrameHeader header;
+    if (!read_fully(connection, &header, sizeof header, deadline)) {
+        warn(fmt::format("refused a connection from {}: no greeting (closed, or nothing within {} s)", peer,
+                         remote::kGreetingSeconds));
+        return;
+    }
+    if (std::string problem = remote::header_problem(header); !problem.empty()) {
+        warn(fmt::format("refused a connection from {}: {}", peer, problem));
+        return;
+    }
+    remote::Hello hello;
+    if (!read_fully(connection, &hello, sizeof hello, deadline)) {
+        warn(fmt::format("refused a connection from {}: its greeting ended early", peer));
+        return;
+    }
+    if (!remote::same_secret(secret_, hello.secret)) {
+        warn(fmt::format("refused a connection from {}: not a process of this run (wrong secret)", peer));
+        return;
+    }
+    std::string why = fmt::format("not supported yet: ranks on other machines (rank {} on {}); every rank runs on "
+                                  "the server's machine for now (docs/multi-host.md)",
+                                  hello.rank, remote::text_of(hello.machine));
+    warn(fmt::format("a process of this run connected from {}: {}", peer, why));
+    remote::FrameHeader reply;
+    reply.kind = static_cast<uint16_t>(remote::Kind::Answer);
+    reply.length = sizeof(remote::Answer);
+    remote::Answer answer;
+    remote::set_text(answer.message, why);
+    (void)!write(connection, &reply, sizeof reply);
+    (void)!write(connection, &answer, sizeof answer);
+}
+
+}  // namespace s4bxi::sim

@@ -1,0 +1,38 @@
+// The listener for ranks of other machines (--listen ADDR[:PORT], docs/multi-host.md): a
+// thread of its own accepts TCP connections on the one address given, and checks each
+// peer's greeting (s4bxi/remote_wire.hpp) against the run's secret. A peer without it is
+// refused and logged, and nothing else happens; one that has it is told that ranks on
+// other machines are not supported yet. Nothing here touches the simulation.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+namespace s4bxi::sim {
+
+class RemoteListener {
+public:
+    // Binds `address` (an IPv4 address, a bracketed IPv6 one, or a host name, with an
+    // optional :PORT, 0 or none for any free port) and starts listening. Throws
+    // std::runtime_error naming the address and what went wrong.
+    RemoteListener(const std::string& address, std::string secret);
+    ~RemoteListener();
+    RemoteListener(const RemoteListener&) = delete;
+    RemoteListener& operator=(const RemoteListener&) = delete;
+
+    // What it is bound to, "ADDRESS:PORT".
+    const std::string& bound() const { return bound_; }
+
+private:
+    void serve();
+    void greet(int connection, const std::string& peer);
+
+    int socket_ = -1;
+    int stop_[2] = {-1, -1};  // a pipe: the thread's poll wakes when it is written
+    std::string secret_;
+    std::string bound_;
+    std::thread thread_;
+};
+
+}  // namespace s4bxi::sim
