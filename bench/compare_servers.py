@@ -117,6 +117,22 @@ def load_average():
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def shared_fields(summaries, prefix=""):
+    """The summaries cut to the fields every one of them has (recursively in objects), and
+    the names of those left out: a field a newer server adds is no difference of results."""
+    if not all(isinstance(s, dict) for s in summaries):
+        return summaries, []
+    keys = set.intersection(*(set(s) for s in summaries))
+    left_out = sorted(f"{prefix}{k}" for s in summaries for k in s if k not in keys)
+    cut = [{} for _ in summaries]
+    for k in keys:
+        parts, more = shared_fields([s[k] for s in summaries], f"{prefix}{k}.")
+        left_out += more
+        for index, part in enumerate(parts):
+            cut[index][k] = part
+    return cut, sorted(set(left_out))
+
+
 def compare_results(sides, workloads, only, work):
     differing = 0
     print("Results, run summaries compared less wall time, pids and memory peaks:")
@@ -129,6 +145,9 @@ def compare_results(sides, workloads, only, work):
             path.unlink(missing_ok=True)
             launch(side, args, work, path)
             summaries.append(host_independent(path))
+        summaries, left_out = shared_fields(summaries)
+        if left_out:
+            print(f"  {name}: not compared, written by some servers only: {', '.join(left_out)}")
         same = all(s == summaries[0] for s in summaries[1:])
         makespans = " ".join(str((s or {}).get("makespan")) for s in summaries)
         if not same:
