@@ -293,10 +293,11 @@ bool Supervisor::start_server()
     log::debug("starting {}", fmt::join(args, " "));
     CStrings argv(args);
     // The server's environment: the launcher's, and the run's secret when it listens.
+    const std::string secret_entry = std::string(remote::kSecretVariable) + "=";
     std::vector<std::string> server_env;
     for (char** entry = environment_; entry && *entry; ++entry)
-        if (!std::string_view(*entry).starts_with(std::string(remote::kSecretVariable) + "=")) server_env.emplace_back(*entry);
-    if (!secret_.empty()) server_env.push_back(std::string(remote::kSecretVariable) + "=" + secret_);
+        if (!std::string_view(*entry).starts_with(secret_entry)) server_env.emplace_back(*entry);
+    if (!secret_.empty()) server_env.push_back(secret_entry + secret_);
     CStrings envp(std::move(server_env));
 
     pid_t pid = ::fork();

@@ -1,4 +1,4 @@
-// Which network model runs when (docs/model.md "Switching network models"): the value of
+// Which network model runs when (docs/network-models.md, "Switching network models"): the value of
 // network.model, "detailed", "flow", or a schedule of models at simulated dates,
 // "flow@0,detailed@1.5ms,flow@20ms". The launcher (--network-model) and the server (the
 // platform file, S4BXI_NETWORK_MODEL, --set) both read it here.

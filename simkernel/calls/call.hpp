@@ -89,7 +89,7 @@ private:
     // model's flat cost (the model of a call made now).
     void management_command()
     {
-        if (events_over_pcie_now())
+        if (switches_now().pci_commands)
             pci_transfer(nic().cpu0(), nic().hosts().nic, nic_model().timings().command_size, trace::Op::PCI_COMMAND,
                          p_.nid)
                 .run_in_actor();

@@ -121,9 +121,8 @@ int Call::data(MessageType kind, bool swap)
     r_.waiting_on = "a free slot in the NIC command queue";
     n.command_slots->acquire();
     const NicTimings& timing = nic_model().timings();
-    const PlatformSpec& spec = nic_model().spec();
     uint64_t inline_bytes = inline_limit(t->matching);
-    if (kind != MessageType::Get && !swap && !t->flow && spec.model_pci && t->length > inline_bytes &&
+    if (kind != MessageType::Get && !swap && switches_of(*t).pci && t->length > inline_bytes &&
         t->length <= pio_limit(t->matching) && (t->md.options & PTL_MD_VOLATILE)) {
         t->pio = true;
         if (kind == MessageType::Put) {

@@ -77,15 +77,17 @@ void report_unexpected(Nic& nic, RankPortals& owner, const TakenHeaders& taken, 
     NetworkInterface& owner_ni = owner.nis[entry.ni];
     for (const ptl_event_t& event : taken.events) {
         if (!claim) {
-            write_event(nic, owner, eq, event, events_over_pcie_now()).run_in_actor();
+            write_event(nic, owner, eq, event, switches_now().pci_commands).run_in_actor();
             continue;
         }
         if ((entry.criteria.options & PTL_ME_EVENT_CT_OVERFLOW) && entry.ct != PTL_CT_NONE)
             count_completion(owner, entry.ct, entry.criteria.options & PTL_ME_EVENT_CT_BYTES, event.mlength,
                              event.ni_fail_type);
-        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE)) write_event(nic, owner, eq, event, events_over_pcie_now()).run_in_actor();
+        if (!(entry.criteria.options & PTL_ME_EVENT_OVER_DISABLE))
+            write_event(nic, owner, eq, event, switches_now().pci_commands).run_in_actor();
     }
-    for (const ListEntryPtr& from : taken.released) auto_free_if_due(nic, owner, owner_ni, *from, events_over_pcie_now()).run_in_actor();
+    for (const ListEntryPtr& from : taken.released)
+        auto_free_if_due(nic, owner, owner_ni, *from, switches_now().pci_commands).run_in_actor();
 }
 
 // Links a new entry at this instant: a priority entry first claims the unexpected
@@ -126,10 +128,11 @@ void report_link(Nic& nic, RankPortals& owner, const ListEntryPtr& entry, const 
     report_unexpected(nic, owner, linked.claimed, *entry, n.table[entry->pt_index].eq, true);
     if (linked.consumed) {
         if (!(options & (PTL_ME_EVENT_UNLINK_DISABLE | PTL_ME_EVENT_SUCCESS_DISABLE)))
-            write_entry_event(nic, owner, n, *entry, PTL_EVENT_AUTO_UNLINK, events_over_pcie_now()).run_in_actor();
+            write_entry_event(nic, owner, n, *entry, PTL_EVENT_AUTO_UNLINK, switches_now().pci_commands).run_in_actor();
         return;
     }
-    if (!(options & PTL_ME_EVENT_LINK_DISABLE)) write_entry_event(nic, owner, n, *entry, PTL_EVENT_LINK, events_over_pcie_now()).run_in_actor();
+    if (!(options & PTL_ME_EVENT_LINK_DISABLE))
+        write_entry_event(nic, owner, n, *entry, PTL_EVENT_LINK, switches_now().pci_commands).run_in_actor();
 }
 
 }  // namespace
@@ -267,7 +270,7 @@ int Call::me_search()
         event.user_ptr = reinterpret_cast<void*>(a.user_ptr);
         event.pt_index = a.pt_index;
         event.ni_fail_type = PTL_NI_NO_MATCH;
-        write_event(nic(), p_, pt.eq, event, events_over_pcie_now()).run_in_actor();
+        write_event(nic(), p_, pt.eq, event, switches_now().pci_commands).run_in_actor();
     }
     return PTL_OK;
 }

@@ -50,14 +50,25 @@ NicTask<> write_entry_event(Nic& nic, RankPortals& owner, NetworkInterface& ni, 
     co_await write_event(nic, owner, ni.table[entry.pt_index].eq, event, over_pcie);
 }
 
-bool events_over_pcie(const Transfer& t)
+namespace {
+
+ModelSwitches switches_of_model(bool flow)
 {
-    return !t.flow && nic_model().spec().model_pci_commands;
+    if (flow) return {};
+    const PlatformSpec& spec = nic_model().spec();
+    return {.e2e = spec.e2e, .pci = spec.model_pci, .pci_commands = spec.model_pci_commands};
 }
 
-bool events_over_pcie_now()
+}  // namespace
+
+ModelSwitches switches_of(const Transfer& t)
 {
-    return nic_model().spec().model_pci_commands && nic_model().models().current() == netmodel::Model::Detailed;
+    return switches_of_model(t.flow);
+}
+
+ModelSwitches switches_now()
+{
+    return switches_of_model(nic_model().models().current() == netmodel::Model::Flow);
 }
 
 NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq_handle, ptl_event_t event, bool over_pcie)

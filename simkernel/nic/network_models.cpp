@@ -23,7 +23,8 @@ NetworkModels::NetworkModels(const PlatformSpec& spec)
       switching_(spec.switches_models()),
       schedule_(spec.network_phases)
 {
-    spans_.push_back({schedule_.front().model, 0.0, pcontrol_mode_ ? "network.model, until every rank calls MPI_Pcontrol" : "start"});
+    spans_.push_back({schedule_.front().model, 0.0,
+                      pcontrol_mode_ ? "network.model, until every rank calls MPI_Pcontrol" : "start"});
     if (switching_) g_message_hooks.model_changed(spans_.back().model, 0.0);
     g_models = this;
     // A date of the schedule is noted as the clock passes it, before anything happens at
@@ -85,7 +86,8 @@ void NetworkModels::pcontrol(uint32_t rank, uint32_t ranks, int level)
     netmodel::Model model = round_levels_.back() > 0 ? netmodel::Model::Detailed : netmodel::Model::Flow;
     round_levels_.clear();
     if (pcontrol_mode_)
-        change(model, sg4::Engine::get_clock(), fmt::format("MPI_Pcontrol({}) on every rank (round {})", level, rounds_done_));
+        change(model, sg4::Engine::get_clock(),
+               fmt::format("MPI_Pcontrol({}) on every rank (round {})", level, rounds_done_));
 }
 
 nlohmann::json NetworkModels::summary(double end)

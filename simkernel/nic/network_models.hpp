@@ -1,4 +1,4 @@
-// Which network model runs when (docs/model.md "Switching network models"): one model for
+// Which network model runs when (docs/network-models.md, "Switching network models"): one model for
 // the whole run, a schedule of models at simulated dates (network.model), or the
 // program's MPI_Pcontrol calls (network.switch = pcontrol). A transfer takes the model in
 // effect when its call is made and keeps it to its end, ACKs and responses included.
@@ -36,16 +36,13 @@ public:
     // nothing.
     nlohmann::json summary(double end);
 
+private:
     struct Span {
         netmodel::Model model;
         double from;
         std::string cause;
     };
-    const std::vector<Span>& spans() const { return spans_; }
-
     void reach(double now);  // the schedule's phases up to `now`
-
-private:
     void change(netmodel::Model model, double at, std::string cause);
 
     bool pcontrol_mode_ = false;

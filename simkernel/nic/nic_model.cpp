@@ -357,11 +357,11 @@ NicTask<> Nic::rx_put(Message* message, VirtualNetwork vn)
         ptl_event_t event = target_event(PTL_EVENT_PUT, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
         if (comm_events_enabled(entry))
-            co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event, events_over_pcie(t));
-        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, events_over_pcie(t));
+            co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event, switches_of(t).pci_commands);
+        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, switches_of(t).pci_commands);
     }
     co_await queue_ack(transfer, ptl_ack_wanted, vn);
-    if (found.entry && !t.flow && spec_.model_pci && message->size > 0) {
+    if (found.entry && switches_of(t).pci && message->size > 0) {
         co_await delay(first_packet_wait(message->size));
         co_await pci_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
     }
@@ -390,14 +390,14 @@ NicTask<> Nic::rx_atomic(Message* message, VirtualNetwork vn)
         bool unlink_event = auto_unlink(owner, *found.ni, found.entry, consume(found.entry, t));  // as rx_put
         ptl_event_t event = target_event(PTL_EVENT_ATOMIC, t, entry, *found.ni);
         record_unexpected(*found.ni, t, found.entry, event);
-        if (!t.flow && spec_.model_pci && message->size > 0) {
+        if (switches_of(t).pci && message->size > 0) {
             write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
             co_await delay(first_packet_wait(message->size));
         }
         co_await queue_ack(transfer, ptl_ack_wanted, vn);
         if (comm_events_enabled(entry))
-            co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event, events_over_pcie(t));
-        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, events_over_pcie(t));
+            co_await write_event(*this, owner, found.ni->table[t.pt_index].eq, event, switches_of(t).pci_commands);
+        co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, switches_of(t).pci_commands);
     } else {
         // The specification's answer to an unmatched message, like an unmatched Put.
         co_await queue_ack(transfer, ptl_ack_wanted, vn);
@@ -443,9 +443,9 @@ NicTask<> Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
             t.target_eq = found.ni->table[t.pt_index].eq;
             t.deferred = event;
             if (unlink_event) t.deferred_unlink = found.entry;
-            else co_await auto_free_if_due(*this, owner, *found.ni, entry, events_over_pcie(t));
+            else co_await auto_free_if_due(*this, owner, *found.ni, entry, switches_of(t).pci_commands);
         } else {
-            co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, events_over_pcie(t));
+            co_await auto_unlink_event(*this, owner, *found.ni, entry, unlink_event, switches_of(t).pci_commands);
         }
     }
     auto* response = new Message{fetch_atomic ? MessageType::FetchAtomicResponse : MessageType::GetResponse, transfer,
@@ -461,11 +461,11 @@ NicTask<> Nic::rx_response(Message* message)
     t.state = TransferState::Answered;
     e2e_.acknowledge(t.request_record);
     AsyncPci write;
-    if (!t.flow && spec_.model_pci && message->size > 0) {
+    if (switches_of(t).pci && message->size > 0) {
         write = AsyncPci::start_transfer(hosts_.nic, cpu0(), message->size, trace::Op::PCI_PAYLOAD_WRITE, nid_);
         co_await delay(first_packet_wait(message->size));
     }
-    if (!t.flow && spec_.e2e) {
+    if (switches_of(t).e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, message->type};
         send_e2e_ack(ack, response_vn(t.request_vn));
@@ -478,7 +478,7 @@ NicTask<> Nic::rx_response(Message* message)
     count_md_event(*t.initiator, md, PTL_MD_EVENT_CT_REPLY, t.mlength, t.fail);
     if (!(md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK)
         co_await write_event(*this, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, t.matched ? t.mlength : 0),
-                             events_over_pcie(t));
+                             switches_of(t).pci_commands);
     if (write) co_await write.wait();
 }
 
@@ -486,7 +486,7 @@ NicTask<> Nic::rx_ptl_ack(Message* message)
 {
     TransferPtr transfer = message->transfer;
     Transfer& t = *transfer;
-    if (!t.flow && spec_.e2e) {
+    if (switches_of(t).e2e) {
         auto* ack = new Message{MessageType::E2eAck, transfer, nic_model().timings().ack_size, nid_,
                                 message->source_nid, MessageType::PtlAck};
         send_e2e_ack(ack, response_vn(t.request_vn));

@@ -319,11 +319,17 @@ VirtualNetwork response_vn(VirtualNetwork request_vn);
 // rank's core after the route latency from the writer's host (the NIC's in a step, the
 // proxy's core in a proxy).
 NicTask<> write_event(Nic& nic, RankPortals& owner, uint32_t eq, ptl_event_t event, bool over_pcie);
-// Whether an event of `t` costs its PCIe write: the detailed model's, when it models
-// commands; a transfer that started under the flow model writes its events in no time.
-bool events_over_pcie(const Transfer& t);
-// The same for the events of a call made now (an entry's LINK, AUTO_UNLINK, overflow events).
-bool events_over_pcie_now();
+// What of the detailed model a transfer goes through: the platform's switches for one
+// started under the detailed model, none for one started under the flow model (its
+// payloads, commands and events cross no PCIe, and E2E does not watch it).
+struct ModelSwitches {
+    bool e2e = false;
+    bool pci = false;           // nic.model_pci: payloads over PCIe
+    bool pci_commands = false;  // nic.model_pci_commands: command and event writes over PCIe
+};
+ModelSwitches switches_of(const Transfer& t);
+// Those of a call made now: a command, an entry's events (LINK, AUTO_UNLINK, overflow).
+ModelSwitches switches_now();
 // PTL_EVENT_AUTO_FREE of an overflow entry that was automatically unlinked, once no
 // unexpected header points into it any more.
 NicTask<> auto_free_if_due(Nic& nic, RankPortals& owner, NetworkInterface& ni, ListEntry& entry, bool over_pcie);

@@ -44,7 +44,7 @@ void capture_payload(const TransferPtr& transfer, const uint8_t* carried)
     // comes with the ACK, tx_put_like), so its bytes are still there when it lands.
     const PlatformSpec& spec = nic_model().spec();
     t.payload_at_delivery = t.kind == MessageType::Put && !(t.md.options & PTL_MD_VOLATILE) &&
-                            t.length > spec.timings.e2e_context_size && ((spec.e2e && !t.flow) || t.ack_req != PTL_NO_ACK_REQ);
+                            t.length > spec.timings.e2e_context_size && (switches_of(t).e2e || t.ack_req != PTL_NO_ACK_REQ);
     if (!t.payload_at_delivery) {
         read_payload_now(t, carried);
         return;
@@ -99,7 +99,7 @@ NicTask<> emit_send(Nic& nic, Transfer& t)
     if (t.md.options & (PTL_MD_EVENT_SEND_DISABLE | PTL_MD_EVENT_SUCCESS_DISABLE)) co_return;
     ptl_event_t event = initiator_event(PTL_EVENT_SEND, t, t.length);
     event.ni_fail_type = PTL_NI_OK;
-    co_await write_event(nic, *t.initiator, t.md.eq, event, events_over_pcie(t));
+    co_await write_event(nic, *t.initiator, t.md.eq, event, switches_of(t).pci_commands);
 }
 
 NicTask<> emit_ack(Nic& nic, Transfer& t)
@@ -107,7 +107,7 @@ NicTask<> emit_ack(Nic& nic, Transfer& t)
     count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_ACK, t.mlength, t.fail);
     if (t.ack_req == PTL_ACK_REQ && (!(t.md.options & PTL_MD_EVENT_SUCCESS_DISABLE) || t.fail != PTL_NI_OK))
         co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, t.matched ? t.mlength : 0),
-                              events_over_pcie(t));
+                              switches_of(t).pci_commands);
 }
 
 NicTask<> report_undeliverable(Nic& nic, Transfer& t)
@@ -117,19 +117,19 @@ NicTask<> report_undeliverable(Nic& nic, Transfer& t)
     if (t.kind == MessageType::Get || t.kind == MessageType::FetchAtomic) {
         const MemoryDescriptor& md = t.kind == MessageType::Get ? t.md : t.get_md;
         count_md_event(*t.initiator, md, PTL_MD_EVENT_CT_REPLY, 0, t.fail);
-        co_await write_event(nic, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, 0), events_over_pcie(t));
+        co_await write_event(nic, *t.initiator, md.eq, initiator_event(PTL_EVENT_REPLY, t, 0), switches_of(t).pci_commands);
         co_return;
     }
     if (!t.send_emitted) {  // the NIC no longer needs the buffer
         t.send_emitted = true;
         count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_SEND, 0, t.fail);
         co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_SEND, t, t.length),
-                              events_over_pcie(t));
+                              switches_of(t).pci_commands);
     }
     if (t.ack_req == PTL_NO_ACK_REQ) co_return;
     count_md_event(*t.initiator, t.md, PTL_MD_EVENT_CT_ACK, 0, t.fail);
     if (t.ack_req == PTL_ACK_REQ)
-        co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, 0), events_over_pcie(t));
+        co_await write_event(nic, *t.initiator, t.md.eq, initiator_event(PTL_EVENT_ACK, t, 0), switches_of(t).pci_commands);
 }
 
 }  // namespace s4bxi::sim

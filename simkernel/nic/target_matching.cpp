@@ -139,7 +139,7 @@ NicTask<MatchResult> match(Nic& nic, Transfer& t)
         event.type = PTL_EVENT_PT_DISABLED;
         event.pt_index = t.pt_index;
         event.ni_fail_type = PTL_NI_PT_DISABLED;
-        co_await write_event(nic, *result.ni->owner, result.ni->table[t.pt_index].eq, event, events_over_pcie(t));
+        co_await write_event(nic, *result.ni->owner, result.ni->table[t.pt_index].eq, event, switches_of(t).pci_commands);
     }
     XBT_DEBUG("node %u: %s from %u:%u to pid %u pt %u bits %#llx, %llu bytes: %s%s%s", nic.nid(),
               t.kind == MessageType::Get ? "get" : t.kind == MessageType::Put ? "put" : "atomic", t.initiator_nid,
@@ -296,10 +296,10 @@ NicTask<> write_deferred_event(Nic& nic, Transfer& t)
 {
     if (!t.deferred_pending) co_return;
     t.deferred_pending = false;
-    co_await write_event(nic, *t.target, t.target_eq, t.deferred, events_over_pcie(t));
+    co_await write_event(nic, *t.target, t.target_eq, t.deferred, switches_of(t).pci_commands);
     ListEntryPtr entry = std::move(t.deferred_unlink);
     if (entry && entry->ni < std::size(t.target->nis) && t.target->nis[entry->ni].used)  // not finalized meanwhile
-        co_await auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true, events_over_pcie(t));
+        co_await auto_unlink_event(nic, *t.target, t.target->nis[entry->ni], *entry, true, switches_of(t).pci_commands);
 }
 
 ptl_event_kind_t overflow_kind(ptl_event_kind_t kind)

@@ -33,8 +33,8 @@ public:
     // Link number `index` (named `name`) carries `utilisation` (its load over its
     // bandwidth, 0 to 1) from `t` on.
     virtual void link_load(size_t index, const std::string& name, double t, double utilisation) = 0;
-    // The network model runs from `t` on: 1 detailed, 0 flow (docs/model.md "Switching
-    // network models").
+    // The network model runs from `t` on: 1 detailed, 0 flow (docs/network-models.md,
+    // "Switching network models").
     virtual void network_model(double t, int detailed) = 0;
     // No rank will report anything earlier than `t` any more.
     virtual void watermark(double) {}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Switching network models during a run (docs/model.md "Switching network models"), with
+"""Switching network models during a run (docs/network-models.md, "Switching network models"), with
 stock Open MPI and no change to the program: mpi_network_switch.c's two phases of
 MPI_Alltoallv rounds of mixed sizes, every byte checked, on 4 ranks, --cpu-model zero.
 
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: testkit
-from testkit.launch import launch  # noqa: E402
+from testkit.launch import alternating_models, launch  # noqa: E402
 from testkit.mpi_env import launch_environment, verdict, why_skip  # noqa: E402
 
 SKIP = 77
@@ -108,7 +108,7 @@ def main(argv):
     # A schedule that switches every SWITCH_PERIOD, through both phases.
     makespan = detailed_summary["makespan"]
     count = int(makespan / SWITCH_PERIOD) + 2
-    schedule = ",".join(f"{'flow' if i % 2 else 'detailed'}@{round(i * SWITCH_PERIOD * 1e9)}ns" for i in range(count))
+    schedule = alternating_models(round(SWITCH_PERIOD * 1e9), count)
     dated, dated_summary, _ = run("dates", "none", ["--network-model", schedule])
     if dated:
         spans = spans_of(dated_summary)

@@ -291,7 +291,7 @@ def main(argv):
         program_args = list(PROGRAM_ARGUMENTS.get((name, configuration), []))
         if interrupted:
             program_args += INTERRUPTED_ARGUMENTS.get(name, [])
-        # --network-model M: the run's network model (docs/model.md); the simulated times
+        # --network-model M: the run's network model (docs/network-models.md); the simulated times
         # p2p asserts are the detailed model's, and are not asserted under another.
         network_model = options[options.index("--network-model") + 1] if "--network-model" in options else None
         launcher_options = ("--network-model", network_model) if network_model else ()

@@ -38,6 +38,12 @@ def command(launcher, program, *arguments, ranks=2, mpirun=False, cpu_model="zer
     return line + [str(program), *(str(argument) for argument in arguments)]
 
 
+def alternating_models(period_ns, count):
+    """A network.model schedule (docs/network-models.md) of `count` phases, detailed then flow
+    in turn, each `period_ns` nanoseconds long, from 0."""
+    return ",".join(f"{'flow' if i % 2 else 'detailed'}@{i * period_ns}ns" for i in range(count))
+
+
 def environment(extra=None, mpi=False):
     """The caller's environment for a run: without its S4BXI_* variables (the launcher
     rejects unknown ones, and a run gets the launcher's own settings) and LD_PRELOAD, with

@@ -164,7 +164,7 @@ POLLING_STEP = 4e-6  # the first polling step (docs/model.md, "Polling")
 
 
 class FlowTimeline:
-    """The flow model's dates of one operation, from the call (docs/model.md, "The flow
+    """The flow model's dates of one operation, from the call (docs/network-models.md, "The flow
     model"): the call costs flow.command_time; each message waits flow.latency (up to
     flow.small_size, flow.small_latency) and crosses
     the network at the links' bandwidth times flow.bandwidth_factor; a NIC that takes in

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/: testkit
-from testkit.launch import environment, launch  # noqa: E402
+from testkit.launch import alternating_models, environment, launch  # noqa: E402
 
 COUNT = 400
 PERIOD_NS = 1000  # shorter than a 64 KiB message's way (about 6 us), longer than a call
 SPAN_NS = 2_000_000  # past the run's end (about 2.4 ms of 64 KiB messages, from 0.1 ms)
 
 launcher, program = sys.argv[1], sys.argv[2]
-schedule = ",".join(f"{'flow' if i % 2 else 'detailed'}@{i * PERIOD_NS}ns" for i in range(SPAN_NS // PERIOD_NS + 2000))
+schedule = alternating_models(PERIOD_NS, SPAN_NS // PERIOD_NS + 2000)
 failures = []
 for name, model in [("detailed", "detailed"), ("flow", "flow"), (f"switched every {PERIOD_NS} ns", schedule)]:
     done = launch(launcher, program, str(COUNT), ranks=2, options=["--network-model", model], env=environment(),
