@@ -17,12 +17,19 @@ namespace s4bxi::interpose {
 // without waiting on it, with no request for a long while: FFTW's planner reads
 // gettimeofday between its measurements (GROMACS plans its FFTs at start-up). Unbounded,
 // steps that each add an eighth of the spin so far grew geometrically, to 10^9 s.
+//
+// Once a spin is recognised, the next step comes after kReadingsInSpin readings, not
+// kReadings: what a busy-wait costs in wall time is its readings (OSU's overlap loop
+// computes a 25 x 25 product between two), and a spin that already waited has shown what
+// it is. kLongestStep shrinks in proportion, so that a reading still costs at most
+// kLongestStep / kReadingsInSpin (100 ns) of simulated time.
 class ClockSpin {
 public:
-    static constexpr uint32_t kReadings = 1000;
+    static constexpr uint32_t kReadings = 1000;       // to take a loop for a spin
+    static constexpr uint32_t kReadingsInSpin = 100;  // between two steps of one spin
     static constexpr double kFirstStep = 1e-6;     // simulated seconds
     static constexpr double kStepFraction = 0.125;  // of the time spent spinning so far
-    static constexpr double kLongestStep = 100e-6;  // simulated seconds
+    static constexpr double kLongestStep = 10e-6;  // simulated seconds
 
     // A reading of `now` (simulated seconds) after the simulated thread's `request`th
     // request to the server made by the program. The count leaves out:
@@ -44,7 +51,7 @@ public:
             count_ = 0;
             return 0.0;
         }
-        if (++count_ < kReadings) return 0.0;
+        if (++count_ < (spin_start_ < 0 ? kReadings : kReadingsInSpin)) return 0.0;
         count_ = 0;
         if (spin_start_ < 0) spin_start_ = now;
         return std::clamp(kStepFraction * (now - spin_start_), kFirstStep, kLongestStep);

@@ -54,13 +54,13 @@ def osu_directory(build):
 def mpi_arguments(group, full):
     """The arguments of an MPI program of `group`: cut down so that the group stays short (3
     iterations; blocking collectives up to 16 KiB, non-blocking ones once up to 4 B) or, `full`,
-    every size 100 times (blocking collectives 10; non-blocking ones 3 times up to 16 B)."""
+    every size 100 times (blocking collectives 10; non-blocking ones 3)."""
     if group == "startup":
         return []
     if group == "collective":  # OSU's sizes go up to 1 MiB
         return ["-i", "10", "-x", "2"] if full else ["-m", "16384", "-i", "3", "-x", "1"]
     if group == "nonblocking":
-        return ["-m", "16", "-i", "3", "-x", "1"] if full else ["-m", "4", "-i", "1", "-x", "0"]
+        return ["-i", "3", "-x", "1"] if full else ["-m", "4", "-i", "1", "-x", "0"]
     return ["-i", "100", "-x", "10"] if full else ["-i", "3", "-x", "1"]
 
 

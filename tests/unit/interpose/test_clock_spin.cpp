@@ -18,13 +18,13 @@ double read_times(ClockSpin& spin, double now, uint32_t request, uint32_t times)
 
 }  // namespace
 
-TEST_CASE("readings of a clock that stands still become a sleep after kReadings")
+TEST_CASE("readings of a clock that stands still become a sleep after kReadings, then every kReadingsInSpin")
 {
     ClockSpin spin;
     CHECK(read_times(spin, 2.0, 7, ClockSpin::kReadings) == 0.0);  // the first reading only sets the value
     CHECK(spin.reading(2.0, 7) == ClockSpin::kFirstStep);
-    // The count starts again after each sleep asked for.
-    CHECK(read_times(spin, 2.0, 7, ClockSpin::kReadings - 1) == 0.0);
+    // The count starts again after each sleep asked for, shorter now that the spin is known.
+    CHECK(read_times(spin, 2.0, 7, ClockSpin::kReadingsInSpin - 1) == 0.0);
     CHECK(spin.reading(2.0, 7) == ClockSpin::kFirstStep);
 }
 
@@ -45,7 +45,8 @@ double spin_for(ClockSpin& spin, double now, uint32_t& request, int steps)
     double start = now;
     spin.reading(now, request);
     for (int i = 0; i < steps; ++i) {
-        double sleep = read_times(spin, now, request, ClockSpin::kReadings);
+        REQUIRE(read_times(spin, now, request, (i == 0 ? ClockSpin::kReadings : ClockSpin::kReadingsInSpin) - 1) == 0.0);
+        double sleep = spin.reading(now, request);
         double expected = std::min(ClockSpin::kLongestStep,
                                    std::max(ClockSpin::kFirstStep, ClockSpin::kStepFraction * (now - start)));
         REQUIRE(sleep == expected);
@@ -62,17 +63,17 @@ TEST_CASE("the steps of one spin grow with the time spent spinning, up to kLonge
 {
     ClockSpin spin;
     uint32_t request = 3;
-    // 8 steps of 1 us, then growing by 1/8: steps reach 100 us once the spin passes 800 us,
-    // after 8 + ln(800/8)/ln(9/8), about 47 steps; the 33 after that are 100 us each.
+    // 8 steps of 1 us, then growing by 1/8: steps reach 10 us once the spin passes 80 us,
+    // after 8 + ln(80/8)/ln(9/8), about 28 steps; the 52 after that are 10 us each.
     double reached = spin_for(spin, 10.0, request, 80);
-    CHECK(reached - 10.0 > 800e-6 + 32 * ClockSpin::kLongestStep);
-    CHECK(reached - 10.0 < 900e-6 + 34 * ClockSpin::kLongestStep);
+    CHECK(reached - 10.0 > 80e-6 + 51 * ClockSpin::kLongestStep);
+    CHECK(reached - 10.0 < 90e-6 + 53 * ClockSpin::kLongestStep);
 }
 
-TEST_CASE("a spin that never ends advances the clock by kLongestStep per kReadings readings at most")
+TEST_CASE("a spin that never ends advances the clock by kLongestStep per kReadingsInSpin readings at most")
 {
     // A program that reads the clock for its own reasons and never waits on it (FFTW's
-    // planner between measurements): 10 000 steps, 10^7 readings, one second at most.
+    // planner between measurements): 10 000 steps, 10^6 readings, 0.1 s at most.
     ClockSpin spin;
     uint32_t request = 1;
     double reached = spin_for(spin, 0.0, request, 10000);
@@ -89,7 +90,7 @@ TEST_CASE("a request of the program's own ends the spin: the next one starts fro
     for (int i = 0; i < 50; ++i) {  // a long spin
         double now = 5.0 + (i + 1) * 1e-3;
         spin.reading(now, 2 + i);
-        sleep = read_times(spin, now, 2 + i, ClockSpin::kReadings);
+        sleep = read_times(spin, now, 2 + i, ClockSpin::kReadingsInSpin);
         spin.slept(3 + i);
     }
     CHECK(sleep > ClockSpin::kFirstStep);
