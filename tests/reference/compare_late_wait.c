@@ -27,40 +27,40 @@ int main(void)
     ptl_handle_ni_t ni;
     ptl_handle_eq_t eq;
     ptl_event_t event;
-    check(PtlInit(), "PtlInit");
-    check(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
-    check(PtlEQAlloc(ni, 64, &eq), "PtlEQAlloc");
+    must_succeed(PtlInit(), "PtlInit");
+    must_succeed(PtlNIInit(PTL_IFACE_DEFAULT, PTL_NI_MATCHING | PTL_NI_PHYSICAL, PID, NULL, NULL, &ni), "PtlNIInit");
+    must_succeed(PtlEQAlloc(ni, 64, &eq), "PtlEQAlloc");
     ptl_process_t peer = {.phys = {1, PID}};
     if (rank == 1) {
         ptl_pt_index_t pt;
-        check(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
+        must_succeed(PtlPTAlloc(ni, 0, eq, 0, &pt), "PtlPTAlloc");
         ptl_me_t me = {buffer, sizeof buffer, PTL_CT_NONE, PTL_UID_ANY,
                        PTL_ME_OP_PUT | PTL_ME_EVENT_LINK_DISABLE | PTL_ME_EVENT_COMM_DISABLE,
                        {.phys = {PTL_NID_ANY, PTL_PID_ANY}}, 0, 0, 0};
         ptl_handle_me_t handle;
-        check(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
+        must_succeed(PtlMEAppend(ni, 0, &me, PTL_PRIORITY_LIST, NULL, &handle), "PtlMEAppend");
         struct timespec long_enough = {0, 50000000};
         nanosleep(&long_enough, NULL); /* every case is over by then */
     } else {
         ptl_md_t descriptor = {buffer, sizeof buffer, 0, eq, PTL_CT_NONE};
         ptl_handle_md_t md;
-        check(PtlMDBind(ni, &descriptor, &md), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &descriptor, &md), "PtlMDBind");
         const long delays[] = {0, 1500, 1700, 1800, 2000};
         for (size_t i = 0; i < sizeof delays / sizeof *delays; ++i) {
             struct timespec quiet = {0, 1000000};
             nanosleep(&quiet, NULL); /* rank 1's entry is in place; the previous case is over */
             wait_step(delays[i], "call", now());
-            check(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
-            check(PtlEQWait(eq, &event), "PtlEQWait");
+            must_succeed(PtlPut(md, 0, 8, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut");
+            must_succeed(PtlEQWait(eq, &event), "PtlEQWait");
             wait_step(delays[i], event.type == PTL_EVENT_SEND ? "SEND" : "OTHER", now());
             struct timespec pause = {0, delays[i]};
             if (delays[i]) nanosleep(&pause, NULL);
             wait_step(delays[i], "eqwait", now());
-            check(PtlEQWait(eq, &event), "PtlEQWait");
+            must_succeed(PtlEQWait(eq, &event), "PtlEQWait");
             wait_step(delays[i], event.type == PTL_EVENT_ACK ? "ACK" : "OTHER", now());
         }
     }
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     return 0;
 }

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
     } else {
         ptl_md_t plain = {buffer, BUFFER, 0, eq, PTL_CT_NONE};
         ptl_handle_md_t md;
-        check(PtlMDBind(ni, &plain, &md), "PtlMDBind");
+        must_succeed(PtlMDBind(ni, &plain, &md), "PtlMDBind");
         knock(md, eq, peer);
         struct timespec quiet = {0, 1000000};
         const size_t operand = 1 << 20; /* operands and fetched values live in the upper MiB */
@@ -76,14 +76,14 @@ int main(int argc, char **argv)
             long long t0 = now();
             step(c->name, "call", t0);
             switch (c->kind) {
-            case PUT: check(PtlPut(md, 0, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut"); break;
-            case GET: check(PtlGet(md, 0, c->size, peer, 0, 0, 0, NULL), "PtlGet"); break;
+            case PUT: must_succeed(PtlPut(md, 0, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0), "PtlPut"); break;
+            case GET: must_succeed(PtlGet(md, 0, c->size, peer, 0, 0, 0, NULL), "PtlGet"); break;
             case ATOMIC:
-                check(PtlAtomic(md, operand, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T),
+                must_succeed(PtlAtomic(md, operand, c->size, PTL_ACK_REQ, peer, 0, 0, 0, NULL, 0, PTL_SUM, PTL_INT64_T),
                       "PtlAtomic");
                 break;
             case FETCH:
-                check(PtlFetchAtomic(md, operand + 4096, md, operand, c->size, peer, 0, 0, 0, NULL, 0, PTL_SUM,
+                must_succeed(PtlFetchAtomic(md, operand + 4096, md, operand, c->size, peer, 0, 0, 0, NULL, 0, PTL_SUM,
                                      PTL_INT64_T),
                       "PtlFetchAtomic");
                 break;
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
             }
         }
     }
-    check(PtlNIFini(ni), "PtlNIFini");
+    must_succeed(PtlNIFini(ni), "PtlNIFini");
     PtlFini();
     free(buffer);
     return 0;
