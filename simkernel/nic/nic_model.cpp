@@ -76,15 +76,16 @@ void Nic::start()
     e2e_.start();
     // Compute and service VNs on every node (which ranks use the service VNs is known only
     // as they register; idle engines cost nothing). Each request VN comes with its response
-    // VN, which carries the BXI ACKs' own lane. Each engine is a coroutine that waits for
-    // its first message.
+    // VN, which carries the BXI ACKs' own lane (without E2E too: the bare ACK that brings
+    // the SEND of a Put whose Portals ACK the target disabled, queue_ack). Each engine is a
+    // coroutine that waits for its first message.
     for (VirtualNetwork request : {VirtualNetwork::ComputeRequest, VirtualNetwork::ServiceRequest}) {
         VirtualNetwork response = response_vn(request);
         for (VirtualNetwork vn : {request, response}) {
             spawn(tx_loop(vn));
             spawn(rx_loop(vn));
         }
-        if (spec_.e2e) spawn(e2e_ack_loop(response));
+        spawn(e2e_ack_loop(response));
     }
 }
 
@@ -311,14 +312,18 @@ NicTask<> Nic::tx_response(Message* message, VirtualNetwork vn)
 }
 
 // ACK step at the target (appendix §5.1 step 4): a PTL ACK when the initiator asked for
-// one, otherwise a bare BXI ACK when E2E is on.
+// one, otherwise a bare BXI ACK when E2E is on. Without E2E, a bare ACK still goes back for
+// a Put or Atomic that asked for an ACK the target's entry disables (PTL_ME_ACK_DISABLE):
+// the initiator kept its buffer for that ACK (a payload over the E2E context is read when
+// it lands, capture_payload), and its SEND comes with the answer.
 NicTask<> Nic::queue_ack(const TransferPtr& transfer, bool ptl_ack, VirtualNetwork request_vn)
 {
     if (transfer->flow) {
         co_await flow_answer(transfer, ptl_ack, request_vn);
         co_return;
     }
-    if (!ptl_ack && !spec_.e2e) co_return;
+    bool send_owed = !transfer->send_emitted && transfer->ack_req != PTL_NO_ACK_REQ;
+    if (!ptl_ack && !spec_.e2e && !send_owed) co_return;
     if (spec_.quick_acks) {  // appendix §7.2: nothing on the network; this RX does the initiator's part
         Transfer& t = *transfer;
         Nic& initiator = nic_model().nic(t.initiator_nid);
