@@ -7,11 +7,15 @@ host is shared and noisy: the runs of the servers alternate, several times.
 Usage: bench/compare_servers.py [BUILD_DIR] --simkernel OLD --simkernel NEW
                                 [--repeat R] [--only NAME,...] [--results-only] [--speed-only]
        bench/compare_servers.py [BUILD_DIR] --build OTHER_BUILD_DIR [...]
+       bench/compare_servers.py [BUILD_DIR] --network-model detailed --network-model flow [...]
 
 `--build DIR` puts a whole build on a side instead of a server alone: its launcher, its
 interposition library (the launcher preloads its own) and its server, for a change on the
 ranks' side or of the protocol between rank and server, which a server alone cannot run.
 BUILD_DIR is then the first side; the programs run are BUILD_DIR's in every case.
+`--network-model M` (twice or more) puts BUILD_DIR's server on every side, each under one
+network model (docs/network-models.md): speed only, since the models' results differ by
+design.
 
 Results: each workload runs once per server at a small size under `--cpu-model zero`
 (under the measured model simulated times follow the host's CPU time, and differ from run
@@ -103,10 +107,11 @@ ENVIRONMENT = environment(root_consent())
 
 
 def launch(side, args, work, summary=None):
-    """`side`: (launcher, server); `args`: the launcher's options, then the program and its
-    arguments (Workloads)."""
-    launcher, server = side
-    line = command(launcher, *args, ranks=None, timeout=600, options=("--simkernel", server), summary=summary)
+    """`side`: (launcher, server, launcher options); `args`: the launcher's options, then the
+    program and its arguments (Workloads)."""
+    launcher, server, options = side
+    line = command(launcher, *args, ranks=None, timeout=600, options=("--simkernel", server, *options),
+                   summary=summary)
     done = run(line, wall_timeout=None, cwd=work, env=ENVIRONMENT)
     if done.returncode != 0:
         sys.exit(f"compare_servers: {' '.join(line)} failed ({done.returncode}): {done.stderr[-2000:]}")
@@ -165,8 +170,8 @@ def compare_speed(sides, workloads, only, repeat, work):
           "the sides alternating")
     print(f"load average before: {load_average()} at {time.strftime('%H:%M:%S')}")
     names = [f"server {i + 1}" for i in range(len(sides))]
-    for name, (launcher, server) in zip(names, sides):
-        print(f"{name}: {server} (launcher {launcher})")
+    for name, (launcher, server, options) in zip(names, sides):
+        print(f"{name}: {server} (launcher {launcher}{''.join(' ' + o for o in options)})")
     print("| workload | N | " + " | ".join(names) + " | " +
           " | ".join(f"{name} ÷ server 1" for name in names[1:]) + " |")
     print("|---|---|" + "---|" * (2 * len(sides) - 1))
@@ -193,6 +198,8 @@ def main():
     parser.add_argument("--simkernel", action="append", default=[], help="a server binary (two or more)")
     parser.add_argument("--build", dest="builds", action="append", default=[],
                         help="another build directory, compared whole (launcher, library, server)")
+    parser.add_argument("--network-model", dest="models", action="append", default=[],
+                        help="a network model (two or more): BUILD_DIR's server under each, speed only")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", help="comma-separated workload names")
     parser.add_argument("--results-only", action="store_true")
@@ -200,16 +207,24 @@ def main():
     options = parser.parse_args()
     build = Path(options.build).resolve()
     launcher = build / "launcher" / "s4bxi-launch"
-    if options.simkernel and options.builds:
-        sys.exit("compare_servers: give servers (--simkernel) or builds (--build), not both")
+    if sum(bool(x) for x in (options.simkernel, options.builds, options.models)) > 1:
+        sys.exit("compare_servers: give servers (--simkernel), builds (--build) or network models "
+                 "(--network-model), one of them")
     if options.builds:
         builds = [build] + [Path(b).resolve() for b in options.builds]
-        sides = [(b / "launcher" / "s4bxi-launch", b / "simkernel" / "s4bxi-simkernel") for b in builds]
+        sides = [(b / "launcher" / "s4bxi-launch", b / "simkernel" / "s4bxi-simkernel", ()) for b in builds]
+    elif options.models:
+        server = build / "simkernel" / "s4bxi-simkernel"
+        sides = [(launcher, server, ("--network-model", model)) for model in options.models]
+        if options.results_only:
+            sys.exit("compare_servers: --network-model compares speed only: the models' results differ by design")
+        options.speed_only = True
     else:
-        sides = [(launcher, Path(s).resolve()) for s in options.simkernel]
+        sides = [(launcher, Path(s).resolve(), ()) for s in options.simkernel]
     if len(sides) < 2:
-        sys.exit("compare_servers: give two servers or more (--simkernel OLD --simkernel NEW), or --build OTHER")
-    for side_launcher, server in sides:
+        sys.exit("compare_servers: give two servers or more (--simkernel OLD --simkernel NEW), --build OTHER, "
+                 "or two network models or more")
+    for side_launcher, server, _ in sides:
         if not side_launcher.exists():
             sys.exit(f"compare_servers: {side_launcher} not found: build s4bxi first")
         if not os.access(server, os.X_OK):
