@@ -55,7 +55,8 @@ const std::vector<EnvDefault>& env_defaults()
 const std::vector<std::string>& internal_env_names()
 {
     static const std::vector<std::string> list = {"S4BXI_SOCKET", "S4BXI_RANK", "S4BXI_SIZE", "S4BXI_RANK_PID",
-                                                  "S4BXI_MPI_COST_TABLE", "S4BXI_RUN_SECRET"};
+                                                  "S4BXI_MPI_COST_TABLE", "S4BXI_RUN_SECRET",
+                                                  "S4BXI_SERVER_ADDRESS", "S4BXI_AGENT"};
     return list;
 }
 

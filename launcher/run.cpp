@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -14,7 +13,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -27,12 +25,14 @@
 #include "log.hpp"
 #include "openmpi_env.hpp"
 #include "proc.hpp"
+#include "remote_machines.hpp"
 #include "s4bxi/remote_wire.hpp"
 #include "s4bxi/server_flags.hpp"
 #include "summary.hpp"
 #include "s4bxi/summary_keys.hpp"
 
 namespace s4bxi::launcher {
+
 
 namespace summary = s4bxi::summary;
 namespace key = s4bxi::summary::key;
@@ -108,7 +108,6 @@ private:
     bool setup_signals();
     void restore_signals_in_child() const;
     bool make_run_dir();
-    bool make_secret();
     void remove_run_dir();
 
     // The server.
@@ -138,7 +137,9 @@ private:
 
     const RunPlan& plan_;
     char** environment_;
-    std::string secret_;  // the run's, when it listens for other machines (make_secret)
+    std::string secret_;  // the run's, when it listens for other machines (draw_secret)
+    std::string listen_address_;  // where it listens, as the server bound it
+    std::string agent_;           // s4bxi-agent, which ranks of other machines start
     TimePoint start_ = Clock::now();
     pid_t self_ = ::getpid();
 
@@ -200,15 +201,6 @@ void Supervisor::restore_signals_in_child() const
 }
 
 // 32 bytes from the kernel's random source, in hex (s4bxi/remote_wire.hpp).
-bool Supervisor::make_secret()
-{
-    unsigned char bytes[remote::kSecretChars / 2];
-    if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return false;
-    secret_.clear();
-    for (unsigned char b : bytes) secret_ += fmt::format("{:02x}", b);
-    return true;
-}
-
 bool Supervisor::make_run_dir()
 {
     std::vector<std::string> bases;
@@ -375,6 +367,11 @@ int Supervisor::wait_server_ready()
     ready_fd_ = -1;
     if (ready) {
         log::debug("simulation server ready (socket {})", socket_path_);
+        if (!plan_.options.listen.empty()) {  // where the agents of other machines connect (docs/multi-host.md)
+            listen_address_ = read_listen_address(run_dir_);
+            if ((agent_ = find_agent(plan_.siblings.simkernel)).empty())
+                log::warning("no s4bxi-agent beside {}: ranks on other machines cannot join", plan_.siblings.simkernel);
+        }
         return 0;
     }
 
@@ -428,6 +425,7 @@ std::vector<std::string> Supervisor::child_environment() const
     env.push_back(preload);
     env.push_back("S4BXI_SOCKET=" + socket_path_);
     if (!secret_.empty()) env.push_back(std::string(remote::kSecretVariable) + "=" + secret_);
+    if (!listen_address_.empty()) add_remote_environment(env, listen_address_, agent_, !plan_.mpi_cost_table.empty());
     if (!plan_.mpi_cost_table.empty()) env.push_back("S4BXI_MPI_COST_TABLE=" + plan_.mpi_cost_table);
     for (const OpenMpiSetting& setting : open_mpi_settings(plan_.siblings.openmpi_components, env, ::geteuid() == 0))
         if (!setting.user_set) env.push_back(setting.name + "=" + setting.value);
@@ -857,7 +855,7 @@ int Supervisor::run()
         log::error("cannot create a private run directory (tried $XDG_RUNTIME_DIR, $TMPDIR and /tmp)");
         return kExitLauncherFailure;
     }
-    if (!plan_.options.listen.empty() && !make_secret()) {
+    if (!plan_.options.listen.empty() && (secret_ = draw_secret()).empty()) {
         log::error("cannot draw the run's secret for --listen: {}", std::strerror(errno));
         remove_run_dir();
         return kExitLauncherFailure;

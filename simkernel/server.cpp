@@ -15,6 +15,7 @@
 #include <memory>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -29,6 +30,7 @@
 #include "platform/config_override.hpp"
 #include "platform/platform.hpp"
 #include "platform/unused_models.hpp"
+#include "registration/machine_link.hpp"
 #include "registration/rank_socket.hpp"
 #include "registration/remote_listener.hpp"
 #include "s4bxi/remote_wire.hpp"
@@ -120,6 +122,9 @@ public:
 private:
     void register_ranks(int listen_fd);
     void accept_rank(int fd);
+    void accept_remote_rank(MachineLink& machine, const wire::Hello& hello);
+    std::unique_ptr<RankRecord> admit(const wire::Hello& hello, std::string& refusal);
+    bool serve_machines();
     void simulate();
     int finish();
 
@@ -128,6 +133,8 @@ private:
 
     PlatformSpec spec_;
     std::unique_ptr<RemoteListener> remote_;
+    std::mutex machines_mutex_;  // the listener's thread adds machines
+    std::vector<std::unique_ptr<MachineLink>> machines_;
     bool sized_by_job_ = false;
     SeccompSupervisor supervisor_;
     double makespan_ = 0.0;
@@ -141,13 +148,21 @@ void Server::listen_for_other_machines(const std::string& address)
     const char* secret = std::getenv(remote::kSecretVariable);
     std::string kept = secret ? secret : "";
     unsetenv(remote::kSecretVariable);
+    wire::Doorbell& doorbell = *context().doorbell.object;
     try {
-        remote_ = std::make_unique<RemoteListener>(address, kept);
+        remote_ = std::make_unique<RemoteListener>(
+            address, kept, [this, &doorbell](int fd, const std::string& machine, const std::string& peer) {
+                fmt::print(stderr, "s4bxi-simkernel: machine {} joined the run from {}\n", machine, peer);
+                std::lock_guard<std::mutex> hold(machines_mutex_);
+                machines_.push_back(std::make_unique<MachineLink>(fd, machine, peer, doorbell));
+            });
     } catch (const std::runtime_error& error) {
         throw ConfigError(error.what());
     }
     fmt::print(stderr, "s4bxi-simkernel: listening for processes of this run on other machines at {}\n",
                remote_->bound());
+    // Where the launcher reads it, before it starts the command: the ranks' agents connect there.
+    std::ofstream(context().config.run_dir + "/listen-address") << remote_->bound() << "\n";
 }
 
 void Server::fit_platform_to_job()
@@ -157,6 +172,61 @@ void Server::fit_platform_to_job()
     spec_.nodes = static_cast<uint32_t>((config.world_size + config.ppn - 1) / config.ppn);
     spec_.origins["platform.nodes"] = fmt::format("sized by the job: {} ranks at {} per node", config.world_size, config.ppn);
     sized_by_job_ = false;  // once: ranks are placed on it from now on
+}
+
+// What every rank's registration checks, wherever it runs; the record of an admitted rank,
+// or null with the reason to give it.
+std::unique_ptr<RankRecord> Server::admit(const wire::Hello& hello, std::string& refusal)
+{
+    Context& ctx = context();
+    const Config& config = ctx.config;
+    if (hello.version != wire::kVersion) {
+        refusal = fmt::format("protocol version {} does not match the server's {}: mixed s4bxi installations?",
+                              hello.version, wire::kVersion);
+        return nullptr;
+    }
+    if (ctx.config.world_size == 0 && hello.world_size > 0) ctx.config.world_size = hello.world_size;
+    fit_platform_to_job();
+    int world = ctx.config.world_size;
+    if (world > 0 && (hello.rank < 0 || hello.rank >= world)) {
+        refusal = fmt::format("rank {} is outside the world of {} ranks", hello.rank, world);
+        return nullptr;
+    }
+    for (int service : config.service_ranks)
+        if (world > 0 && service >= world) {
+            refusal = fmt::format("--service-ranks names rank {}, but the world has {} ranks", service, world);
+            return nullptr;
+        }
+    if (ctx.registry.find(hello.rank)) {
+        refusal = fmt::format("rank {} registered twice", hello.rank);
+        return nullptr;
+    }
+    uint32_t node_index = static_cast<uint32_t>(hello.rank / config.ppn);
+    if (node_index >= spec_.nodes) {
+        refusal = fmt::format("rank {} needs node {} but the platform has {} nodes ({} ranks per node)", hello.rank,
+                              node_index, spec_.nodes, config.ppn);
+        return nullptr;
+    }
+    if (hello.flags & wire::kHelloReattach) {
+        refusal = "re-attach of a rank that never registered";
+        return nullptr;
+    }
+    uint32_t nid = spec_.nid_of(node_index);
+    auto record = std::make_unique<RankRecord>();
+    record->rank = hello.rank;
+    record->pid = hello.pid;
+    record->tid = hello.tid;
+    record->slot = create_slot();
+    record->nid = nid;
+    record->core = static_cast<uint32_t>(hello.rank % config.ppn) % spec_.cores_per_node;
+    record->core_to_itself = static_cast<uint32_t>(config.ppn) <= spec_.cores_per_node;
+    record->node_name = fmt::format("node{}", nid);
+    bool openshmem = hello.flags & wire::kHelloOpenShmem;
+    record->memory_waits = config.applies(config.memory_waits, openshmem);
+    record->threads_lockstep = config.applies(config.lockstep, openshmem);
+    record->service_mode = std::find(config.service_ranks.begin(), config.service_ranks.end(), hello.rank) !=
+                           config.service_ranks.end();
+    return record;
 }
 
 void Server::accept_rank(int fd)
@@ -174,42 +244,11 @@ void Server::accept_rank(int fd)
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != getuid() ||
         peer.pid != hello.pid)
         return refuse(fd, "registration refused: peer credentials do not match");
-    if (hello.version != wire::kVersion)
-        return refuse(fd, fmt::format("protocol version {} does not match the server's {}: mixed s4bxi installations?",
-                                      hello.version, wire::kVersion));
-    if (ctx.config.world_size == 0 && hello.world_size > 0) ctx.config.world_size = hello.world_size;
-    fit_platform_to_job();
-    int world = ctx.config.world_size;
-    if (world > 0 && (hello.rank < 0 || hello.rank >= world))
-        return refuse(fd, fmt::format("rank {} is outside the world of {} ranks", hello.rank, world));
-    for (int service : config.service_ranks)
-        if (world > 0 && service >= world)
-            return refuse(fd, fmt::format("--service-ranks names rank {}, but the world has {} ranks", service, world));
-    if (ctx.registry.find(hello.rank)) return refuse(fd, fmt::format("rank {} registered twice", hello.rank));
-    uint32_t node_index = static_cast<uint32_t>(hello.rank / config.ppn);
-    if (node_index >= spec_.nodes)
-        return refuse(fd, fmt::format("rank {} needs node {} but the platform has {} nodes ({} ranks per node)",
-                                      hello.rank, node_index, spec_.nodes, config.ppn));
-    uint32_t nid = spec_.nid_of(node_index);
-
-    auto record = std::make_unique<RankRecord>();
-    record->rank = hello.rank;
-    record->pid = hello.pid;
-    record->tid = hello.tid;
+    std::string refusal;
+    std::unique_ptr<RankRecord> record = admit(hello, refusal);
+    if (!record) return refuse(fd, refusal);
     record->thread_cpu = ThreadCpuClock(hello.pid, hello.tid);
     record->socket_fd = fd;
-    record->slot = create_slot();
-    record->nid = nid;
-    record->core = static_cast<uint32_t>(hello.rank % config.ppn) % spec_.cores_per_node;
-    record->core_to_itself = static_cast<uint32_t>(config.ppn) <= spec_.cores_per_node;
-    record->node_name = fmt::format("node{}", nid);
-    bool openshmem = hello.flags & wire::kHelloOpenShmem;
-    record->memory_waits = config.applies(config.memory_waits, openshmem);
-    record->threads_lockstep = config.applies(config.lockstep, openshmem);
-    record->service_mode = std::find(config.service_ranks.begin(), config.service_ranks.end(), hello.rank) !=
-                           config.service_ranks.end();
-
-    if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");
     observe::rank_registered(*record);
     if (!send_welcome(fd, make_welcome(*record, spec_.nodes), record->slot.fd, ctx.doorbell.fd)) {
         close(fd);
@@ -224,6 +263,41 @@ void Server::accept_rank(int fd)
         supervisor_.add_rank(record->rank, record->pid, record->tid, trap, record->slot.object, ctx.doorbell.object,
                              config.cpu_factor, config.cpu_model == wire::CpuModel::Zero, config.epoch);
     ctx.registry.add(std::move(record));
+}
+
+// A rank of another machine: its agent said hello for it. Its channel here is a shadow
+// that the agent keeps the same as the rank's (s4bxi/channel_sync.hpp); its time trap is
+// the agent's.
+void Server::accept_remote_rank(MachineLink& machine, const wire::Hello& hello)
+{
+    std::string refusal;
+    std::unique_ptr<RankRecord> record = admit(hello, refusal);
+    if (!record) return machine.refuse(hello.rank, refusal);
+    record->machine = &machine;
+    record->channel_sync = std::make_unique<remote::ChannelSync>(reinterpret_cast<uint8_t*>(record->slot.object));
+    observe::rank_registered(*record);
+    if (!machine.welcome(*record, make_welcome(*record, spec_.nodes))) return;
+    context().registry.add(std::move(record));
+}
+
+// Ranks that said hello on other machines; false when a machine was lost (the run fails).
+bool Server::serve_machines()
+{
+    std::lock_guard<std::mutex> hold(machines_mutex_);
+    for (auto& machine : machines_) {
+        wire::Hello hello;
+        while (machine->next_hello(hello)) accept_remote_rank(*machine, hello);
+        if (machine->gone() && machine->has_ranks()) {
+            context().outcome.fail("rank-crash",
+                                   fmt::format("machine {} ({}) was lost before every rank had registered: {}",
+                                               machine->machine(), machine->peer(), machine->why_gone()),
+                                   kExitRankCrash);
+            return false;
+        }
+    }
+    // A machine that left with no rank is forgotten (its agent found nothing to do).
+    std::erase_if(machines_, [](const auto& machine) { return machine->gone() && !machine->has_ranks(); });
+    return true;
 }
 
 void Server::register_ranks(int listen_fd)
@@ -254,8 +328,10 @@ void Server::register_ranks(int listen_fd)
         }
         pollfd pfd{listen_fd, POLLIN, 0};
         int ready = poll(&pfd, 1, static_cast<int>(std::min(left, 0.05) * 1000) + 1);
+        if (!serve_machines()) return;
         for (auto& r : ctx.registry.ranks())  // ranks that exec'd, or died early
-            if (r->phase != RankPhase::Dead && serve_rank_socket(*r, spec_.nodes) == SocketStatus::Closed) {
+            if (r->phase != RankPhase::Dead &&
+                (r->machine ? r->remote_gone.load() : serve_rank_socket(*r, spec_.nodes) == SocketStatus::Closed)) {
                 r->phase = RankPhase::Dead;
                 ctx.outcome.fail("rank-crash",
                                  fmt::format("rank {} (pid {}) ended before every rank had registered", r->rank, r->pid),
@@ -328,6 +404,10 @@ int Server::finish()
 {
     Context& ctx = context();
     for (auto& r : ctx.registry.ranks()) supervisor_.remove_rank(r->rank);
+    {
+        std::lock_guard<std::mutex> hold(machines_mutex_);
+        for (auto& machine : machines_) machine->bye();
+    }
     trace::close();
     write_summary(make_summary(ctx, makespan_, network_, spec_), ctx.config.summary_out);
     if (ctx.outcome.failed()) fmt::print(stderr, "s4bxi-simkernel: error: {}\n", ctx.outcome.message);

@@ -1,7 +1,6 @@
-// What crosses the network between the server and the machines of ranks that are not on
-// its own (docs/multi-host.md): frames over a TCP stream, the first of which proves that
-// the peer belongs to this run. Only the greeting exists yet: a peer that proves it is
-// told that ranks on other machines are not supported yet.
+// What crosses the network between the server and the agents of the machines of ranks
+// that are not on its own (docs/multi-host.md): frames over a TCP stream, the first of
+// which proves that the peer belongs to this run.
 //
 // Fixed-size fields, little-endian as both sides are (x86-64 and aarch64 Linux); the
 // version is wire::kVersion, so a peer built from another s4bxi is refused with both
@@ -27,7 +26,65 @@ inline constexpr const char* kSecretVariable = "S4BXI_RUN_SECRET";
 // How long a peer may take to send its greeting before it is refused.
 inline constexpr double kGreetingSeconds = 5.0;
 
-enum class Kind : uint16_t { Hello = 1, Answer = 2 };
+enum class Kind : uint16_t {
+    Hello = 1,        // agent -> server, first: Hello
+    Answer = 2,       // server -> agent: Answer
+    RankHello = 3,    // agent -> server: a rank registers on the agent's machine (wire::Hello)
+    RankWelcome = 4,  // server -> agent: RankHeader + wire::Welcome (status != 0: refused)
+    Delta = 5,        // both ways: RankHeader + a channel delta (channel_sync.hpp)
+    RankGone = 6,     // agent -> server: RankHeader (status: how it ended, RankGoneStatus)
+    Call = 7,         // server -> agent: Call + bytes to write (Op::WriteMemory)
+    Result = 8,       // agent -> server: Result + bytes read
+    Bye = 9,          // server -> agent: the run is over
+};
+
+// Which rank a frame is about, and a status where the kind has one.
+struct RankHeader {
+    int32_t rank = -1;
+    int32_t status = 0;
+};
+
+// How a rank's registration socket ended, as the agent saw it.
+enum class RankGoneStatus : int32_t { Closed = 1 };
+
+// What the server asks of a rank's process on the agent's machine (the server's
+// ProcessAccess, simkernel/host/): answered in order, one Result each.
+enum class CallOp : uint32_t {
+    ReadMemory = 1,      // address, length -> the bytes (value: 1 when all were read)
+    WriteMemory = 2,     // address, the bytes -> value 1 when all were written
+    ThreadState = 3,     // tid -> value: the scheduler state letter, 0 if unreadable
+    ReadThreadFile = 4,  // tid, name -> the text (value: 1 when read)
+    ListThreads = 5,     // -> the thread ids, int32 each
+    PeakResident = 6,    // -> value: VmHWM in bytes
+    InvoluntarySwitches = 7,  // tid -> value
+    Signal = 8,          // length: the signal -> value 1 when sent
+    ThreadAlive = 9,     // tid -> value 1 while it exists
+    ThreadCpu = 10,      // tid -> value: CPU ns; address field of the Result: page faults
+};
+
+struct Call {
+    uint64_t id = 0;
+    uint32_t op = 0;  // CallOp
+    int32_t pid = 0;
+    int32_t tid = 0;
+    uint32_t reserved = 0;
+    uint64_t address = 0;
+    uint64_t length = 0;
+    char name[32] = {};  // ReadThreadFile
+};
+static_assert(sizeof(Call) == 72);
+
+struct Result {
+    uint64_t id = 0;
+    int64_t value = 0;
+    uint64_t extra = 0;
+};
+static_assert(sizeof(Result) == 24);
+
+// The largest frame body either side accepts: a channel delta is at most the channel,
+// a memory transfer at most what one call moves (the server splits larger ones).
+inline constexpr uint32_t kMaxBody = 64u << 20;
+inline constexpr uint64_t kMaxTransfer = 16u << 20;
 
 struct FrameHeader {
     uint32_t magic = kMagic;
@@ -82,6 +139,17 @@ inline std::string header_problem(const FrameHeader& header)
                std::to_string(wire::kVersion) + ")";
     if (header.kind != static_cast<uint16_t>(Kind::Hello) || header.length != sizeof(Hello))
         return "its first frame is not a greeting";
+    return {};
+}
+
+// What is wrong with a later frame's header, or empty.
+inline std::string frame_problem(const FrameHeader& header)
+{
+    if (header.magic != kMagic) return "a frame without the magic number (the stream is out of step)";
+    if (header.version != wire::kVersion) return "a frame of another protocol version";
+    if (header.kind < static_cast<uint16_t>(Kind::Hello) || header.kind > static_cast<uint16_t>(Kind::Bye))
+        return "a frame of unknown kind " + std::to_string(header.kind);
+    if (header.length > kMaxBody) return "a frame of " + std::to_string(header.length) + " bytes, over the limit";
     return {};
 }
 

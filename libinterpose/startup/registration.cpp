@@ -7,8 +7,10 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "channel/channel_client.hpp"
 #include "channel/channel_hooks.hpp"
@@ -124,6 +127,58 @@ void install_hooks()
     install_channel_hooks(hooks);
 }
 
+// Starts this machine's agent, detached from the rank (a second agent started at the same
+// time finds the socket taken and leaves), with only what it needs of the environment: not
+// this library, nor the rank's variables.
+void start_agent(const char* socket_path)
+{
+    const char* agent = getenv("S4BXI_AGENT");
+    const char* server = getenv("S4BXI_SERVER_ADDRESS");
+    const char* secret = getenv("S4BXI_RUN_SECRET");
+    if (!agent || !*agent || !server || !*server || !secret) return;
+    std::string secret_entry = std::string("S4BXI_RUN_SECRET=") + secret;
+    const char* path = getenv("PATH");
+    std::string path_entry = std::string("PATH=") + (path ? path : "/usr/bin:/bin");
+    char* envp[] = {secret_entry.data(), path_entry.data(), nullptr};
+    std::string log = socket_path;
+    log = log.substr(0, log.rfind('/') + 1) + "agent.log";
+    pid_t child = fork();
+    if (child == 0) {
+        setsid();
+        if (fork() == 0) {
+            int null_fd = open("/dev/null", O_RDWR);
+            int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+            dup2(null_fd, STDIN_FILENO);
+            dup2(null_fd, STDOUT_FILENO);
+            dup2(log_fd >= 0 ? log_fd : null_fd, STDERR_FILENO);
+            execle(agent, agent, "--socket", socket_path, "--server", server, static_cast<char*>(nullptr), envp);
+            _exit(127);
+        }
+        _exit(0);
+    }
+    if (child > 0) waitpid(child, nullptr, 0);
+}
+
+// Connects `fd` to this machine's agent, starting it first; waits for it to listen.
+bool connect_through_agent(int fd, const sockaddr_un& address)
+{
+    if (!getenv("S4BXI_SERVER_ADDRESS")) return false;
+    std::string folder = address.sun_path;
+    folder = folder.substr(0, folder.rfind('/'));
+    size_t at = 0;
+    do {  // the run directory, for the agent's log before it runs
+        at = folder.find('/', at + 1);
+        mkdir(folder.substr(0, at).c_str(), 0700);
+    } while (at != std::string::npos);
+    start_agent(address.sun_path);
+    for (int attempt = 0; attempt < 3000; ++attempt) {  // 30 s: the agent connects to the server first
+        if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) return true;
+        if (errno != ENOENT && errno != ECONNREFUSED) return false;
+        usleep(10000);
+    }
+    return false;
+}
+
 void register_rank()
 {
     const char* socket_path = getenv("S4BXI_SOCKET");
@@ -161,11 +216,16 @@ void register_rank()
         if (strlen(socket_path) >= sizeof address.sun_path) fatal("S4BXI_SOCKET path is too long");
         strcpy(address.sun_path, socket_path);
         if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+            // No run directory on this machine: the server is on another one (--listen);
+            // this machine's agent serves the run's socket here, started by its first rank.
+            bool through_agent = errno == ENOENT && connect_through_agent(fd, address);
             // The server stops listening once the world it was given has registered.
-            if (errno == ECONNREFUSED)
+            if (!through_agent && errno == ECONNREFUSED)
                 fatal("not supported yet: a rank that starts after the run's ranks have all registered "
                       "(MPI_Comm_spawn, a second mpirun under the same s4bxi-launch)");
-            fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch?");
+            if (!through_agent)
+                fatal("cannot reach the simulation server (S4BXI_SOCKET); is this run under s4bxi-launch (with "
+                      "--listen, for ranks on other machines than the server's)?");
         }
         attach(fd, program_flags());
         char text[32];

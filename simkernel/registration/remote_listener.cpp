@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -71,7 +72,8 @@ void warn(const std::string& message)
 
 }  // namespace
 
-RemoteListener::RemoteListener(const std::string& address, std::string secret) : secret_(std::move(secret))
+RemoteListener::RemoteListener(const std::string& address, std::string secret, Accepted accepted)
+    : secret_(std::move(secret)), accepted_(std::move(accepted))
 {
     if (!remote::secret_well_formed(secret_))
         throw std::runtime_error(fmt::format("--listen {}: the run's secret ({}) is missing or malformed", address,
@@ -137,13 +139,14 @@ void RemoteListener::serve()
         int connection = accept4(socket_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
         if (connection < 0) continue;
         // One at a time: a peer that sends nothing holds the next ones for kGreetingSeconds
-        // at most, and nobody of this run connects yet.
-        greet(connection, describe(reinterpret_cast<sockaddr*>(&peer), length));
-        close(connection);
+        // at most; a run has one agent per machine.
+        std::string from = describe(reinterpret_cast<sockaddr*>(&peer), length), machine;
+        if (greet(connection, from, machine)) accepted_(connection, machine, from);
+        else close(connection);
     }
 }
 
-void RemoteListener::greet(int connection, const std::string& peer)
+bool RemoteListener::greet(int connection, const std::string& peer, std::string& machine)
 {
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(static_cast<int>(remote::kGreetingSeconds * 1000));
@@ -151,32 +154,30 @@ void RemoteListener::greet(int connection, const std::string& peer)
     if (!read_fully(connection, &header, sizeof header, deadline)) {
         warn(fmt::format("refused a connection from {}: no greeting (closed, or nothing within {} s)", peer,
                          remote::kGreetingSeconds));
-        return;
+        return false;
     }
     if (std::string problem = remote::header_problem(header); !problem.empty()) {
         warn(fmt::format("refused a connection from {}: {}", peer, problem));
-        return;
+        return false;
     }
     remote::Hello hello;
     if (!read_fully(connection, &hello, sizeof hello, deadline)) {
         warn(fmt::format("refused a connection from {}: its greeting ended early", peer));
-        return;
+        return false;
     }
     if (!remote::same_secret(secret_, hello.secret)) {
         warn(fmt::format("refused a connection from {}: not a process of this run (wrong secret)", peer));
-        return;
+        return false;
     }
-    std::string why = fmt::format("not supported yet: ranks on other machines (rank {} on {}); every rank runs on "
-                                  "the server's machine for now (docs/multi-host.md)",
-                                  hello.rank, remote::text_of(hello.machine));
-    warn(fmt::format("a process of this run connected from {}: {}", peer, why));
+    machine = remote::text_of(hello.machine);
     remote::FrameHeader reply;
     reply.kind = static_cast<uint16_t>(remote::Kind::Answer);
     reply.length = sizeof(remote::Answer);
     remote::Answer answer;
-    remote::set_text(answer.message, why);
-    (void)!write(connection, &reply, sizeof reply);
-    (void)!write(connection, &answer, sizeof answer);
+    answer.accepted = 1;
+    int on = 1;
+    setsockopt(connection, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);  // requests and replies are small and waited for
+    return write(connection, &reply, sizeof reply) == sizeof reply && write(connection, &answer, sizeof answer) == sizeof answer;
 }
 
 }  // namespace s4bxi::sim

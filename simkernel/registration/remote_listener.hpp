@@ -1,11 +1,12 @@
-// The listener for ranks of other machines (--listen ADDR[:PORT], docs/multi-host.md): a
-// thread of its own accepts TCP connections on the one address given, and checks each
+// The listener for the agents of other machines (--listen ADDR[:PORT], docs/multi-host.md):
+// a thread of its own accepts TCP connections on the one address given, and checks each
 // peer's greeting (s4bxi/remote_wire.hpp) against the run's secret. A peer without it is
-// refused and logged, and nothing else happens; one that has it is told that ranks on
-// other machines are not supported yet. Nothing here touches the simulation.
+// refused and logged, and nothing else happens; one that has it is accepted and handed to
+// the server (MachineLink). Nothing here touches the simulation.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -16,7 +17,9 @@ public:
     // Binds `address` (an IPv4 address, a bracketed IPv6 one, or a host name, with an
     // optional :PORT, 0 or none for any free port) and starts listening. Throws
     // std::runtime_error naming the address and what went wrong.
-    RemoteListener(const std::string& address, std::string secret);
+    // `accepted(fd, machine, peer)` takes an agent's connection past its greeting.
+    using Accepted = std::function<void(int fd, const std::string& machine, const std::string& peer)>;
+    RemoteListener(const std::string& address, std::string secret, Accepted accepted);
     ~RemoteListener();
     RemoteListener(const RemoteListener&) = delete;
     RemoteListener& operator=(const RemoteListener&) = delete;
@@ -26,11 +29,12 @@ public:
 
 private:
     void serve();
-    void greet(int connection, const std::string& peer);
+    bool greet(int connection, const std::string& peer, std::string& machine);
 
     int socket_ = -1;
     int stop_[2] = {-1, -1};  // a pipe: the thread's poll wakes when it is written
     std::string secret_;
+    Accepted accepted_;
     std::string bound_;
     std::thread thread_;
 };

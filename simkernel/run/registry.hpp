@@ -15,11 +15,13 @@
 #include "channel/channel_server.hpp"
 #include "host/thread_cpu_clock.hpp"
 #include "run/outside_wait.hpp"
+#include "s4bxi/channel_sync.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
 
 struct RankPortals;
+class MachineLink;
 
 enum class RankPhase {
     Computing,       // replied to; running its own code
@@ -89,6 +91,12 @@ struct RankRecord {
     bool core_to_itself = true;  // no other rank computes on its core (--ppn <= cores per node)
     std::string node_name;
     bool service_mode = false;  // its messages use the NIC's service VNs (--service-ranks)
+    // A rank on another machine (docs/multi-host.md): its agent's link, the sync of its
+    // channel with the shadow `slot` is here, and whether the agent said it ended (or was
+    // lost). Null for a rank of the server's machine.
+    MachineLink* machine = nullptr;
+    std::unique_ptr<remote::ChannelSync> channel_sync;
+    std::atomic<bool> remote_gone{false};
 
     RankPhase phase = RankPhase::Computing;
     bool throttled = false;  // stopped while it ran ahead of simulated time (rank_throttle.hpp)

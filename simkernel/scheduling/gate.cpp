@@ -182,7 +182,10 @@ void on_rank_death(RankRecord& r)
 // process is gone, and on_rank_death() has recorded how.
 bool rank_gone(RankRecord& r)
 {
-    if (serve_rank_socket(r, g_node_count) != SocketStatus::Closed) return false;
+    // A rank of another machine: its agent tells when its socket ended, or is lost.
+    if (r.machine ? !r.remote_gone.load(std::memory_order_acquire)
+                  : serve_rank_socket(r, g_node_count) != SocketStatus::Closed)
+        return false;
     on_rank_death(r);
     return true;
 }

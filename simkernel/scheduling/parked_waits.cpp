@@ -15,6 +15,7 @@
 
 #include "calls/portals_engine.hpp"
 #include "channel/channel_server.hpp"
+#include "registration/machine_link.hpp"
 #include "run/context.hpp"
 #include "s4bxi/slot_futex.hpp"
 #include "s4bxi/thread_state.hpp"
@@ -91,6 +92,7 @@ void park_if_needed(RankRecord& r, const wire::Request& request, ParkTicket& tic
               request.op, index);
     mark_reply(r);
     publish_reply(slot);
+    publish_to_machine(r);
     context().gate_wakeup->release();
     // This actor stays in the wait; a new proxy serves the rank's next requests.
     RankRecord* record = &r;
@@ -132,6 +134,7 @@ void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire:
         wire::Slot& slot = *r.slot.object;
         slot.parked_done.fetch_add(1, std::memory_order_seq_cst);
         futex(&slot.parked_done, FUTEX_WAKE, INT_MAX, nullptr);
+        publish_to_machine(r);
     }
     if (request.lockstep) {
         ++r.lockstep_done;

@@ -14,6 +14,7 @@
 #include "nic/nic_model.hpp"
 #include "nic/trace.hpp"
 #include "observation/timeline.hpp"
+#include "registration/machine_link.hpp"
 #include "run/context.hpp"
 #include "s4bxi/slot_futex.hpp"
 #include "scheduling/gate.hpp"
@@ -207,6 +208,7 @@ void finish_posted_command(RankRecord& r, const wire::Reply& reply)
     mark_reply(r);
     slot.posted_served.store(r.posted_taken, std::memory_order_seq_cst);
     if (slot.posted_sleepers.load(std::memory_order_seq_cst) != 0) futex(&slot.posted_served, FUTEX_WAKE, INT_MAX, nullptr);
+    publish_to_machine(r);
 }
 
 }  // namespace
@@ -265,6 +267,7 @@ void rank_proxy(RankRecord* rank)
         std::memcpy(&slot_reply, &reply, sizeof reply);
         mark_reply(r);
         publish_reply(*r.slot.object);
+        publish_to_machine(r);
         ctx.gate_wakeup->release();
         if (finished) return;
     }

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PARTS = ("libinterpose", "simkernel", "launcher")
+PARTS = ("libinterpose", "simkernel", "launcher", "agent")
 # Folders outside the parts that say what they hold too, with every folder below them.
 DOCUMENTED = ("include", "tests", "bench", "tools", "platforms")
 # Files whose text is read for names of documents (*.md): the tree's own sources and docs.
@@ -33,6 +33,7 @@ LAYERS = {
     "simkernel": ("platform", "host", "channel", "run", "services", "registration", "portals", "nic", "calls",
                   "observation", "scheduling", "."),
     "launcher": ("calibrate", "."),
+    "agent": (".",),
 }
 # Headers generated at build time, and the source they come from.
 GENERATED = {"s4bxi/summary_keys.hpp": "include/s4bxi/summary_schema.json"}

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """--listen ADDR:PORT (docs/multi-host.md): the server listens on that address only; a
 connection that does not prove itself with the run's secret is refused and logged, and
-nothing else happens to the run; one that does is told that ranks on other machines are not
-supported yet. The secret is in the ranks' environment, on no command line. A bad address
+nothing else happens to the run; one that does is accepted as a machine of the run (an
+agent), and one that leaves without ranks does the run no harm. The secret is in the ranks' environment, on no command line. A bad address
 is refused before anything runs.
 
 usage: check_listen.py LAUNCHER"""
@@ -48,14 +48,15 @@ def listening(port):
     return found
 
 
-def exchange(port, payload):
-    """Sends `payload`, returns what the server sent back before it closed."""
+def exchange(port, payload, expected=None):
+    """Sends `payload`, returns what the server sent back before it closed (or its first
+    `expected` bytes: an accepted agent's connection stays open)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         if payload:
             s.sendall(payload)
         received = b""
         try:
-            while chunk := s.recv(4096):
+            while (expected is None or len(received) < expected) and (chunk := s.recv(4096)):
                 received += chunk
         except ConnectionResetError:
             pass
@@ -113,10 +114,10 @@ def main():
                 print(f"{name}: {len(answer)} bytes back")
                 if answer:
                     failures.append(f"a connection sending {name} got an answer: {answer[:80]!r}")
-            answer = exchange(port, hello(version, secret))
-            text = answer[20:].split(b"\0")[0].decode(errors="replace")
-            print(f"the run's secret: {text}")
-            if not text.startswith("not supported yet: ranks on other machines"):
+            answer = exchange(port, hello(version, secret), 16 + 256)
+            accepted = len(answer) == 16 + 256 and struct.unpack_from("<IIHHIi", answer) == (MAGIC, version, 2, 0, 256, 1)
+            print(f"the run's secret: {'accepted' if accepted else answer[:40]}")
+            if not accepted:
                 failures.append(f"a connection with the run's secret got {answer[:120]!r}")
             fifo.write_text("go\n")
             out, err = run.communicate(timeout=60)
@@ -128,7 +129,7 @@ def main():
     if run.returncode != 0:
         failures.append(f"the run ended with exit status {run.returncode}")
     for expected in ["no greeting", "not an s4bxi peer", "built from another s4bxi", "wrong secret",
-                     "a process of this run connected"]:
+                     "machine m9 joined the run", "machine m9 (127.0.0.1"]:
         if expected not in err:
             failures.append(f"the server's log lacks '{expected}'")
     # A bad address is refused before anything runs.

@@ -1,0 +1,118 @@
+#include "server_link.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "local_ranks.hpp"
+#include "process_service.hpp"
+
+namespace s4bxi::agent {
+
+namespace {
+
+std::pair<std::string, std::string> split(const std::string& address)
+{
+    if (!address.empty() && address.front() == '[') {
+        size_t close = address.find("]:");
+        if (close == std::string::npos) throw std::runtime_error("server address " + address + ": want [ADDRESS]:PORT");
+        return {address.substr(1, close - 1), address.substr(close + 2)};
+    }
+    size_t colon = address.rfind(':');
+    if (colon == std::string::npos) throw std::runtime_error("server address " + address + ": want HOST:PORT");
+    return {address.substr(0, colon), address.substr(colon + 1)};
+}
+
+
+}  // namespace
+
+std::unique_ptr<remote::FrameStream> connect_to_server(const std::string& address, const std::string& secret)
+{
+    auto [host, port] = split(address);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+        throw std::runtime_error("server address " + address + ": " + gai_strerror(rc));
+    int fd = -1;
+    std::string why = "no address";
+    for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            why = std::strerror(errno);
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(found);
+    if (fd < 0) throw std::runtime_error("cannot reach the server at " + address + ": " + why);
+    int on = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);  // requests and replies are small and waited for
+    auto stream = std::make_unique<remote::FrameStream>(fd);
+    remote::Hello hello;
+    std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));  // no NUL: all 64 count
+    char machine[64] = {};
+    gethostname(machine, sizeof machine - 1);
+    remote::set_text(hello.machine, machine);
+    hello.pid = static_cast<uint32_t>(getpid());
+    if (!stream->send(remote::Kind::Hello, {{&hello, sizeof hello}}))
+        throw std::runtime_error("the server at " + address + " closed the connection");
+    remote::FrameHeader header;
+    std::vector<uint8_t> body;
+    std::string problem;
+    remote::Answer answer;
+    if (!stream->receive(header, body, problem) || header.kind != static_cast<uint16_t>(remote::Kind::Answer) ||
+        body.size() != sizeof answer)
+        throw std::runtime_error("the server at " + address + " refused this agent (wrong secret, or another run)");
+    std::memcpy(&answer, body.data(), sizeof answer);
+    if (!answer.accepted) throw std::runtime_error("the server refused this agent: " + remote::text_of(answer.message));
+    return stream;
+}
+
+std::string serve_server(remote::FrameStream& server, LocalRanks& ranks)
+{
+    remote::FrameHeader header;
+    std::vector<uint8_t> body, out;
+    std::string problem;
+    while (server.receive(header, body, problem)) {
+        size_t at = 0;
+        switch (static_cast<remote::Kind>(header.kind)) {
+        case remote::Kind::RankWelcome: {
+            remote::RankHeader rank;
+            wire::Welcome welcome;
+            if (!remote::take(body, at, rank) || !remote::take(body, at, welcome)) return "a malformed welcome";
+            ranks.welcomed(rank.rank, welcome);
+            break;
+        }
+        case remote::Kind::Delta: {
+            remote::RankHeader rank;
+            if (!remote::take(body, at, rank)) return "a malformed delta";
+            if (!ranks.apply(rank.rank, body.data() + at, body.size() - at))
+                return "a delta for rank " + std::to_string(rank.rank) + " that does not apply";
+            break;
+        }
+        case remote::Kind::Call: {
+            remote::Call call;
+            if (!remote::take(body, at, call)) return "a malformed call";
+            remote::Result result;
+            out.clear();
+            carry_out(call, body.data() + at, body.size() - at, result, out);
+            if (!server.send(remote::Kind::Result, {{&result, sizeof result}, {out.data(), out.size()}}))
+                return "the server is gone";
+            break;
+        }
+        case remote::Kind::Bye: return "";
+        default: return "an unexpected frame of kind " + std::to_string(header.kind);
+        }
+    }
+    return problem.empty() ? "the server closed the connection" : problem;
+}
+
+}  // namespace s4bxi::agent
