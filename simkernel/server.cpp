@@ -194,9 +194,11 @@ void Server::accept_rank(int fd)
 
     auto record = std::make_unique<RankRecord>();
     record->rank = hello.rank;
+    // It reached the run directory's socket: it runs on this machine.
+    record->process_access = &local_processes();
     record->pid = hello.pid;
     record->tid = hello.tid;
-    record->thread_cpu = ThreadCpuClock(hello.pid, hello.tid);
+    record->thread_cpu = record->process().thread_cpu_clock(hello.pid, hello.tid);
     record->socket_fd = fd;
     record->slot = create_slot();
     record->nid = nid;
@@ -221,8 +223,9 @@ void Server::accept_rank(int fd)
         return;
     }
     if (trap >= 0)
-        supervisor_.add_rank(record->rank, record->pid, record->tid, trap, record->slot.object, ctx.doorbell.object,
-                             config.cpu_factor, config.cpu_model == wire::CpuModel::Zero, config.epoch);
+        supervisor_.add_rank(record->rank, record->process(), record->pid, record->tid, trap, record->slot.object,
+                             ctx.doorbell.object, config.cpu_factor, config.cpu_model == wire::CpuModel::Zero,
+                             config.epoch);
     ctx.registry.add(std::move(record));
 }
 
