@@ -247,7 +247,9 @@ void Server::accept_rank(int fd)
     std::string refusal;
     std::unique_ptr<RankRecord> record = admit(hello, refusal);
     if (!record) return refuse(fd, refusal);
-    record->thread_cpu = ThreadCpuClock(hello.pid, hello.tid);
+    // It reached the run directory's socket: it runs on this machine.
+    record->process_access = &local_processes();
+    record->thread_cpu = record->process().thread_cpu_clock(hello.pid, hello.tid);
     record->socket_fd = fd;
     observe::rank_registered(*record);
     if (!send_welcome(fd, make_welcome(*record, spec_.nodes), record->slot.fd, ctx.doorbell.fd)) {
@@ -260,8 +262,9 @@ void Server::accept_rank(int fd)
         return;
     }
     if (trap >= 0)
-        supervisor_.add_rank(record->rank, record->pid, record->tid, trap, record->slot.object, ctx.doorbell.object,
-                             config.cpu_factor, config.cpu_model == wire::CpuModel::Zero, config.epoch);
+        supervisor_.add_rank(record->rank, record->process(), record->pid, record->tid, trap, record->slot.object,
+                             ctx.doorbell.object, config.cpu_factor, config.cpu_model == wire::CpuModel::Zero,
+                             config.epoch);
     ctx.registry.add(std::move(record));
 }
 

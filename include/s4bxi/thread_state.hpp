@@ -1,5 +1,6 @@
 // What /proc says of a thread of another process. Shared by the server (is a rank blocked
-// outside?) and the rank side (does the simulated thread wait for something of its own?).
+// outside? through simkernel/host/process_access.hpp, for ranks of its own machine) and the
+// rank side (does the simulated thread wait for something of its own?).
 #pragma once
 
 #include <cstdio>
@@ -61,15 +62,6 @@ inline char thread_state(int pid, int tid)
 inline bool sleeps_on_others(char state)
 {
     return state == 'S';
-}
-
-// True when the thread sleeps in a syscall held by a seccomp filter for its supervisor
-// (the kernel function it waits in, /proc/.../wchan).
-inline bool thread_waits_for_seccomp_supervisor(int pid, int tid)
-{
-    char text[64];
-    return read_thread_file(pid, tid, "wchan", text, sizeof text) &&
-           std::strcmp(text, "seccomp_do_user_notification") == 0;
 }
 
 }  // namespace s4bxi

@@ -185,7 +185,7 @@ int Call::new_entry(const wire::MEAppendArgs& a, ListEntryPtr& out)
     bool iovec = a.options & PTL_IOVEC;
     if (iovec && too_many_iovecs(a.is_le ? "PtlLEAppend" : "PtlMEAppend", a.length, n->limits.max_iovecs))
         return PTL_ARG_INVALID;
-    auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
+    auto bytes = region_bytes(RankRegion{&r_, a.start, a.length, iovec});
     if (!bytes) return PTL_ARG_INVALID;
     PortalTableEntry& pt = n->table[a.pt_index];
     // PTL_PT_ONLY_USE_ONCE and PTL_PT_ONLY_TRUNCATE are hints to the NIC, not rules:

@@ -300,7 +300,7 @@ int Call::md_bind()
     // With PTL_IOVEC, `length` counts the entries of the vector at `start`.
     bool iovec = a.options & PTL_IOVEC;
     if (iovec && too_many_iovecs("PtlMDBind", a.length, n->limits.max_iovecs)) return PTL_ARG_INVALID;
-    auto bytes = region_bytes(RankRegion{r_.pid, a.start, a.length, iovec});
+    auto bytes = region_bytes(RankRegion{&r_, a.start, a.length, iovec});
     if (!bytes) return PTL_ARG_INVALID;
     uint32_t handle = allocate(p_.mds, HandleKind::MD, n->limits.max_mds);
     if (handle == PTL_INVALID_HANDLE) return PTL_NO_SPACE;
@@ -328,7 +328,7 @@ int Call::set_map()
     if (!n || !(n->options & PTL_NI_LOGICAL) || a.size == 0 || a.size > (1u << 24)) return PTL_ARG_INVALID;
     if (!n->map.empty()) return PTL_IGNORED;  // the map of an NI is set once
     std::vector<ptl_process_t> map(a.size);
-    if (!read_rank_memory(r_.pid, a.address, map.data(), a.size * sizeof(ptl_process_t))) return PTL_ARG_INVALID;
+    if (!read_rank_memory(r_, a.address, map.data(), a.size * sizeof(ptl_process_t))) return PTL_ARG_INVALID;
     management_command();
     n->map = std::move(map);
     n->rank_in_map.reserve(n->map.size());
@@ -344,7 +344,7 @@ int Call::get_map()
     if (!n || !(n->options & PTL_NI_LOGICAL)) return PTL_ARG_INVALID;
     if (n->map.empty()) return PTL_NO_SPACE;
     uint64_t copied = std::min<uint64_t>(a.size, n->map.size());
-    if (copied && !write_rank_memory(r_.pid, a.address, n->map.data(), copied * sizeof(ptl_process_t)))
+    if (copied && !write_rank_memory(r_, a.address, n->map.data(), copied * sizeof(ptl_process_t)))
         return PTL_ARG_INVALID;
     out<wire::HandleReply>().process = n->map.size();
     return PTL_OK;

@@ -3,7 +3,8 @@
 // /proc/PID/task/TID/schedstat. Without CONFIG_SCHED_INFO, utime + stime of
 // /proc/PID/task/TID/stat (clock ticks). While the thread runs, the kernel brings the
 // figure up to date at each tick, so a reading may lag by one tick: never ahead. Also the
-// thread's page faults, from /proc/PID/task/TID/stat.
+// thread's page faults, from /proc/PID/task/TID/stat. Opened only through a ProcessAccess
+// (process_access.hpp): a thread id names a thread only on its own machine.
 #pragma once
 
 #include <sys/types.h>
@@ -12,10 +13,11 @@
 
 namespace s4bxi::sim {
 
+class LocalProcesses;
+
 class ThreadCpuClock {
 public:
-    ThreadCpuClock() = default;
-    ThreadCpuClock(pid_t pid, pid_t tid);
+    ThreadCpuClock() = default;  // of no thread: reads 0
     ~ThreadCpuClock();
     ThreadCpuClock(const ThreadCpuClock&) = delete;
     ThreadCpuClock& operator=(const ThreadCpuClock&) = delete;
@@ -30,6 +32,8 @@ public:
     uint64_t page_faults() const;
 
 private:
+    friend class LocalProcesses;  // opens it, for a thread of the server's machine
+    ThreadCpuClock(pid_t pid, pid_t tid);
     void close_files();
     int schedstat_fd_ = -1;
     int stat_fd_ = -1;

@@ -352,7 +352,7 @@ NicTask<> Nic::rx_put(Message* message, VirtualNetwork vn)
         RankPortals& owner = *found.ni->owner;
         t.state = TransferState::Received;
         t.matched = true;
-        if (!deliver_payload(t, entry.region(owner.rank->pid), t.offset_used)) t.fail = PTL_NI_SEGV;
+        if (!deliver_payload(t, entry.region(*owner.rank), t.offset_used)) t.fail = PTL_NI_SEGV;
         count_entry(owner, entry, t);
         ptl_ack_wanted = ptl_ack_wanted && !(entry.criteria.options & PTL_ME_ACK_DISABLE);
         // Matching, unlinking and the unexpected header are one instant: the event
@@ -387,7 +387,7 @@ NicTask<> Nic::rx_atomic(Message* message, VirtualNetwork vn)
         t.state = TransferState::Received;
         t.matched = true;
         if (!t.payload_readable || !apply_atomic(t.atomic_op, t.atomic_type, t.payload.get(),
-                                                 entry.region(owner.rank->pid), t.offset_used, t.mlength, nullptr,
+                                                 entry.region(*owner.rank), t.offset_used, t.mlength, nullptr,
                                                  nullptr, 0))
             t.fail = PTL_NI_SEGV;
         count_entry(owner, entry, t);
@@ -424,13 +424,13 @@ NicTask<> Nic::rx_get(Message* message, VirtualNetwork vn, bool fetch_atomic)
         t.matched = true;
         bool ok = true;
         if (fetch_atomic) {
-            RankRegion fetch = t.get_md.region(t.initiator->rank->pid);
+            RankRegion fetch = t.get_md.region(*t.initiator->rank);
             ok = t.payload_readable &&
-                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.get(), entry.region(owner.rank->pid),
+                 apply_atomic(t.atomic_op, t.atomic_type, t.payload.get(), entry.region(*owner.rank),
                               t.offset_used, t.mlength, t.has_compare ? t.compare : nullptr, &fetch,
                               t.local_get_offset);
         } else {
-            ok = copy_between_ranks(entry.region(owner.rank->pid), t.offset_used, t.md.region(t.initiator->rank->pid),
+            ok = copy_between_ranks(entry.region(*owner.rank), t.offset_used, t.md.region(*t.initiator->rank),
                                     t.local_offset, t.mlength);
         }
         if (!ok) t.fail = PTL_NI_SEGV;

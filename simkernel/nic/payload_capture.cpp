@@ -25,7 +25,7 @@ void read_payload_now(Transfer& t, const uint8_t* carried = nullptr)
         return;
     }
     t.payload_readable =
-        t.length == 0 || read_region(t.md.region(t.initiator->rank->pid), t.local_offset, t.payload.get(), t.length);
+        t.length == 0 || read_region(t.md.region(*t.initiator->rank), t.local_offset, t.payload.get(), t.length);
 }
 
 // A Put whose payload is still to be read from the initiator's memory when it lands.

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "run/context.hpp"
 #include "run/memory_write.hpp"
+#include "run/registry.hpp"
 #include "run/scheduling_hooks.hpp"
 #include "services/rank_delivery.hpp"
 
@@ -21,32 +21,29 @@ bool within(const RankRegion& region, uint64_t offset, uint64_t length)
 }
 
 // One copy, by the threads of the ranks (rank_delivery.hpp): for a large payload between
-// two contiguous regions of two ranks.
+// two contiguous regions of two ranks of one machine (a rank reads another's memory only
+// there).
 bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
                uint64_t length)
 {
-    if (copy_once_from() == 0 || length < copy_once_from() || from.iovec || to.iovec || from.pid == to.pid ||
-        !within(from, from_offset, length) || !within(to, to_offset, length))
+    if (copy_once_from() == 0 || length < copy_once_from() || from.iovec || to.iovec || from.rank == to.rank ||
+        &from.rank->process() != &to.rank->process() || !within(from, from_offset, length) ||
+        !within(to, to_offset, length))
         return false;
-    RankRecord* target = nullptr;
-    RankRecord* source = nullptr;
-    for (auto& rank : context().registry.ranks()) {
-        if (!rank->slot.object) continue;
-        if (rank->pid == to.pid) target = rank.get();
-        else if (rank->pid == from.pid) source = rank.get();
-    }
-    if (!target) return false;
+    RankRecord& target = *to.rank;
+    RankRecord& source = *from.rank;
+    if (!target.slot.object) return false;
     // As for the server's own writes (services/rank_memory.cpp): the date first, then the
     // bytes, then a rank waiting on its memory holds time again (scheduling/memory_waits.hpp).
     // If the order fails, the two-copy path that follows does the same.
     // Its threads copy, and the server waits for them (a source that copies half is in the
     // simulation: never stopped).
-    g_scheduling_hooks.resume_rank(*target);
-    MemoryWrite write(to.pid);
+    g_scheduling_hooks.resume_rank(target);
+    MemoryWrite write(target);
     auto in_service = [](const RankRecord& r) { return r.in_service && !r.serving_posted; };
-    DeliverySide from_side{source ? source->slot.object : nullptr, from.pid, from.start + from_offset,
-                           source && in_service(*source)};
-    DeliverySide to_side{target->slot.object, to.pid, to.start + to_offset, in_service(*target)};
+    DeliverySide from_side{source.slot.object, &source.process(), source.pid, from.start + from_offset,
+                           source.slot.object && in_service(source)};
+    DeliverySide to_side{target.slot.object, &target.process(), target.pid, to.start + to_offset, in_service(target)};
     if (!order_delivery(from_side, to_side, length)) return false;
     write.landed();
     return true;

@@ -80,7 +80,7 @@ ptl_event_t target_event(ptl_event_kind_t kind, const Transfer& t, const ListEnt
 {
     ptl_event_t event{};
     event.type = kind;
-    event.start = reinterpret_cast<void*>(region_address(entry.region(ni.owner->rank->pid), t.offset_used));
+    event.start = reinterpret_cast<void*>(region_address(entry.region(*ni.owner->rank), t.offset_used));
     event.user_ptr = reinterpret_cast<void*>(entry.user_ptr);
     event.hdr_data = t.hdr_data;
     event.match_bits = t.match_bits;
@@ -334,7 +334,7 @@ bool deliver_payload(const Transfer& t, const RankRegion& to, uint64_t offset)
 {
     if (t.mlength == 0) return true;
     if (t.payload_at_delivery)
-        return copy_between_ranks(t.md.region(t.initiator->rank->pid), t.local_offset, to, offset, t.mlength);
+        return copy_between_ranks(t.md.region(*t.initiator->rank), t.local_offset, to, offset, t.mlength);
     return t.payload_readable && write_region(to, offset, t.payload.get(), t.mlength);
 }
 

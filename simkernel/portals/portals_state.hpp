@@ -53,10 +53,10 @@ struct MemoryDescriptor {
     uint32_t ct = PTL_CT_NONE;
     uint64_t iov_count = 0;  // PTL_IOVEC: entries of the array
 
-    RankRegion region(pid_t pid) const
+    RankRegion region(RankRecord& rank) const
     {
         bool iovec = options & PTL_IOVEC;
-        return RankRegion{pid, start, iovec ? iov_count : length, iovec};
+        return RankRegion{&rank, start, iovec ? iov_count : length, iovec};
     }
 };
 
@@ -80,10 +80,10 @@ struct ListEntry {
     uint32_t headers = 0;
     bool free_pending = false;
 
-    RankRegion region(pid_t pid) const
+    RankRegion region(RankRecord& rank) const
     {
         bool iovec = criteria.options & PTL_IOVEC;
-        return RankRegion{pid, start, iovec ? iov_count : criteria.length, iovec};
+        return RankRegion{&rank, start, iovec ? iov_count : criteria.length, iovec};
     }
 };
 using ListEntryPtr = std::shared_ptr<ListEntry>;

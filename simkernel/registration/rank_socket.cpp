@@ -74,7 +74,7 @@ SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
         return SocketStatus::Quiet;  // malformed: ignored, the rank keeps running
     rank.tid = hello.tid;
     forget_delivery_thread(*rank.slot.object);  // gone with the old image; the new one starts its own
-    rank.thread_cpu = ThreadCpuClock(rank.pid, rank.tid);
+    rank.thread_cpu = rank.process().thread_cpu_clock(rank.pid, rank.tid);
     // The new image may be an OpenSHMEM program (a wrapper exec'd it).
     const Config& config = context().config;
     bool openshmem = hello.flags & wire::kHelloOpenShmem;

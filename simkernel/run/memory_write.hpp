@@ -1,13 +1,11 @@
-// The simulated NIC writes into the memory of process `pid` (a payload, an atomic's
-// result), for the life of this object. Before the bytes, the clock of a rank of it that
-// waits on its memory reads this date (a rank that sees the bytes must read their date);
-// after them (landed()), the rank holds time again from this instant, and the gate is woken
-// to see it. A rank whose threads are in lockstep counts the write (wire::Reply::
-// memory_writes). Who waits on memory is scheduling/'s to know (memory_waits.hpp): the
-// writers, below it, reach it through run/scheduling_hooks.hpp.
+// The simulated NIC writes into the memory of a rank (a payload, an atomic's result), for
+// the life of this object. Before the bytes, the rank's clock, if it waits on its memory,
+// reads this date (a rank that sees the bytes must read their date); after them
+// (landed()), the rank holds time again from this instant, and the gate is woken to see it.
+// A rank whose threads are in lockstep counts the write (wire::Reply::memory_writes). Who
+// waits on memory is scheduling/'s to know (memory_waits.hpp): the writers, below it,
+// reach it through run/scheduling_hooks.hpp.
 #pragma once
-
-#include <sys/types.h>
 
 #include "run/scheduling_hooks.hpp"
 
@@ -15,7 +13,7 @@ namespace s4bxi::sim {
 
 class MemoryWrite {
 public:
-    explicit MemoryWrite(pid_t pid) : waiting_(g_scheduling_hooks.memory_write_begins(pid)) {}
+    explicit MemoryWrite(RankRecord& rank) : waiting_(g_scheduling_hooks.memory_write_begins(rank)) {}
     MemoryWrite(const MemoryWrite&) = delete;
     MemoryWrite& operator=(const MemoryWrite&) = delete;
     void landed()

@@ -13,6 +13,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "channel/channel_server.hpp"
+#include "host/process_access.hpp"
 #include "host/thread_cpu_clock.hpp"
 #include "run/outside_wait.hpp"
 #include "s4bxi/channel_sync.hpp"
@@ -81,6 +82,9 @@ struct ParkedSlot {
 
 struct RankRecord {
     int rank = -1;
+    // Its process and simulated thread, as its machine numbers them: the server acts on
+    // them only through the access of that machine (process()).
+    const ProcessAccess* process_access = &local_processes();
     pid_t pid = 0;
     pid_t tid = 0;
     int socket_fd = -1;
@@ -214,6 +218,9 @@ struct RankRecord {
     } host_decisions;
     int crash_signal = 0;
     std::string crash_report;
+
+    // How the server reaches the rank's process (`pid`, `tid`): its memory, its threads.
+    const ProcessAccess& process() const { return *process_access; }
 };
 
 // The rank has posted commands the gate has not dispatched yet.

@@ -5,8 +5,6 @@
 // then a hook does nothing, as the gate is not there to be told.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 
 #include "s4bxi/wire.hpp"
@@ -31,9 +29,9 @@ struct SchedulingHooks {
         [](RankRecord&, const wire::Request&, ParkTicket&) {};
     // Resume the rank if the gate stopped it (scheduling/rank_throttle.hpp).
     void (*resume_rank)(RankRecord& rank) = [](RankRecord&) {};
-    // A write into the memory of process `pid` begins, then its bytes are there
+    // A write into the memory of the rank begins, then its bytes are there
     // (run/memory_write.hpp; scheduling/memory_waits.hpp has the rules).
-    RankRecord* (*memory_write_begins)(pid_t pid) = [](pid_t) -> RankRecord* { return nullptr; };
+    RankRecord* (*memory_write_begins)(RankRecord& rank) = [](RankRecord&) -> RankRecord* { return nullptr; };
     void (*memory_write_landed)(RankRecord* waiting) = [](RankRecord*) {};
 };
 

@@ -95,7 +95,7 @@ wire::Request next_request(const RankRecord& r)
 // one in the kernel's own work for it (a major page fault: sleeps_on_others()).
 bool thread_sleeping(const RankRecord& r)
 {
-    return sleeps_on_others(thread_state(r.pid, r.tid));
+    return sleeps_on_others(r.process().thread_state(r.pid, r.tid));
 }
 
 // Computing <-> blocked outside, from the CPU clock and the state of the rank's simulated
@@ -136,7 +136,7 @@ void update_cpu_progress(RankRecord& r, double now)
     if (now - r.asleep_since_wall <= context().config.blocked_window) return;
     // Waiting for our seccomp supervisor is the server's own work, however long a loaded
     // machine makes it.
-    if (thread_waits_for_seccomp_supervisor(r.pid, r.tid)) {
+    if (r.process().thread_waits_for_seccomp_supervisor(r.pid, r.tid)) {
         r.asleep_since_wall = -1.0;
         return;
     }

@@ -118,23 +118,18 @@ void memory_budget_restarts(RankRecord& r)
     r.reply_reading_before = r.slot.object->cpu_at_reply_ns.load(std::memory_order_acquire);
 }
 
-RankRecord* memory_write_begins(pid_t pid)
+RankRecord* memory_write_begins(RankRecord& r)
 {
     if (g_memory_waiters == 0 && g_counted_ranks == 0) return nullptr;
-    for (auto& rank : context().registry.ranks()) {
-        RankRecord& r = *rank;
-        if (r.pid != pid) continue;
-        if (r.lockstep) ++r.memory_writes;
-        if (!r.waits_on_memory) return nullptr;
-        // Its clock reads the date of the write, as after a reply: the server sets it as
-        // it does for the sleeps it answers on the rank's behalf (wire::Slot).
-        double date = simgrid::s4u::Engine::get_clock();
-        uint64_t bits;
-        std::memcpy(&bits, &date, sizeof bits);
-        r.slot.object->sim_time_at_reply_bits.store(bits, std::memory_order_release);
-        return &r;
-    }
-    return nullptr;
+    if (r.lockstep) ++r.memory_writes;
+    if (!r.waits_on_memory) return nullptr;
+    // Its clock reads the date of the write, as after a reply: the server sets it as it
+    // does for the sleeps it answers on the rank's behalf (wire::Slot).
+    double date = simgrid::s4u::Engine::get_clock();
+    uint64_t bits;
+    std::memcpy(&bits, &date, sizeof bits);
+    r.slot.object->sim_time_at_reply_bits.store(bits, std::memory_order_release);
+    return &r;
 }
 
 void memory_write_landed(RankRecord* waiting)

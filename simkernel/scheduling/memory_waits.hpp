@@ -47,9 +47,9 @@ void memory_wait_over(RankRecord& rank);
 // budget starts from its own reading of its CPU clock after it, once the slot holds it.
 void memory_budget_restarts(RankRecord& rank);
 
-// A write into the memory of process `pid` begins (run/memory_write.hpp): the rank of it
-// that waits on its memory, if any, reads the write's date from now on.
-RankRecord* memory_write_begins(pid_t pid);
+// A write into the rank's memory begins (run/memory_write.hpp): if it waits on its memory,
+// it reads the write's date from now on, and is returned.
+RankRecord* memory_write_begins(RankRecord& rank);
 // The bytes of that write are there: the rank that waited holds time again.
 void memory_write_landed(RankRecord* waiting);
 

@@ -1,13 +1,10 @@
 #include "scheduling/parked_waits.hpp"
 
-#include <dirent.h>
 #include <portals4.h>
 #include <sys/types.h>
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -18,7 +15,6 @@
 #include "registration/machine_link.hpp"
 #include "run/context.hpp"
 #include "s4bxi/slot_futex.hpp"
-#include "s4bxi/thread_state.hpp"
 #include "scheduling/gate.hpp"
 #include "scheduling/memory_waits.hpp"
 #include "scheduling/rank_proxy.hpp"
@@ -39,7 +35,7 @@ constexpr double kThreadCheckInterval = 0.01;  // wall seconds between looks at 
 bool other_thread_alive_outside_waits(RankRecord& r)
 {
     std::erase_if(r.portals_threads, [&r](pid_t tid) {
-        char state = thread_state(r.pid, tid);
+        char state = r.process().thread_state(r.pid, tid);
         return state == '\0' || state == 'Z' || state == 'X';
     });
     for (pid_t tid : r.portals_threads) {
@@ -129,8 +125,8 @@ void finish_parked_wait(RankRecord& r, const wire::Request& request, const wire:
     slot_state = ParkedSlot{};
     mark_reply(r);
     // A process that is gone has no thread to tell.
-    if (write_interposer_memory(r.pid, record + kStateBytes, bytes + kStateBytes, sizeof wait - kStateBytes) &&
-        write_interposer_memory(r.pid, record, bytes, kStateBytes)) {
+    if (write_interposer_memory(r, record + kStateBytes, bytes + kStateBytes, sizeof wait - kStateBytes) &&
+        write_interposer_memory(r, record, bytes, kStateBytes)) {
         wire::Slot& slot = *r.slot.object;
         slot.parked_done.fetch_add(1, std::memory_order_seq_cst);
         futex(&slot.parked_done, FUTEX_WAKE, INT_MAX, nullptr);
@@ -176,29 +172,22 @@ bool look_at_parked_waits(RankRecord& r, double now)
 
 bool unknown_thread_may_call(const RankRecord& r)
 {
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%d/task", r.pid);
-    DIR* tasks = opendir(path);
-    if (!tasks) return false;
-    bool may_call = false;
-    while (const dirent* entry = readdir(tasks)) {
-        pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
-        if (tid <= 0 || tid == r.tid ||
+    const ProcessAccess& process = r.process();
+    for (pid_t tid : process.threads(r.pid)) {
+        if (tid == r.tid ||
             std::find(r.portals_threads.begin(), r.portals_threads.end(), tid) != r.portals_threads.end())
             continue;
         char name[32];
-        if (read_thread_file(r.pid, tid, "comm", name, sizeof name) && std::strncmp(name, "s4bxi-delivery", 14) == 0)
+        if (process.read_thread_file(r.pid, tid, "comm", name, sizeof name) &&
+            std::strncmp(name, "s4bxi-delivery", 14) == 0)
             continue;
-        char state = thread_state(r.pid, tid);
+        char state = process.thread_state(r.pid, tid);
         char wchan[64];
-        if (state == 'R' || (state == 'S' && read_thread_file(r.pid, tid, "wchan", wchan, sizeof wchan) &&
-                             std::strstr(wchan, "nanosleep"))) {
-            may_call = true;
-            break;
-        }
+        if (state == 'R' || (state == 'S' && process.read_thread_file(r.pid, tid, "wchan", wchan, sizeof wchan) &&
+                             std::strstr(wchan, "nanosleep")))
+            return true;
     }
-    closedir(tasks);
-    return may_call;
+    return false;
 }
 
 void kill_parked_waits(RankRecord& r)

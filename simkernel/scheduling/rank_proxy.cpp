@@ -10,7 +10,6 @@
 #include <simgrid/s4u.hpp>
 
 #include "calls/portals_engine.hpp"
-#include "host/process_memory.hpp"
 #include "nic/nic_model.hpp"
 #include "nic/trace.hpp"
 #include "observation/timeline.hpp"
@@ -75,8 +74,8 @@ bool serve(RankRecord& r, const wire::Request& request, wire::Reply& reply)
         set_lockstep(r, false);  // its writes need no counting any more
         if (r.portals) capture_pending_payloads(*r.portals);
         // The process is still there, waiting for this reply: its peak is as good as final.
-        r.peak_resident_bytes = process_peak_resident_bytes(r.pid);
-        r.involuntary_switches = thread_involuntary_switches(r.pid, r.tid);
+        r.peak_resident_bytes = r.process().peak_resident_bytes(r.pid);
+        r.involuntary_switches = r.process().involuntary_switches(r.pid, r.tid);
         return true;
     }
     case wire::Op::Sleep: {

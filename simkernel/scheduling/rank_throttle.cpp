@@ -11,7 +11,7 @@ namespace s4bxi::sim {
 void throttle_if_ahead(RankRecord& r, double date, double horizon)
 {
     if (!r.throttled && date > horizon + kThrottleAhead) {
-        if (kill(r.pid, SIGSTOP) == 0) {
+        if (r.process().send_signal(r.pid, SIGSTOP)) {
             r.throttled = true;
             XBT_DEBUG("rank %d stopped: at %.9f s, the horizon at %.9f s", r.rank, date, horizon);
         }
@@ -24,7 +24,7 @@ void resume_rank(RankRecord& r)
 {
     if (!r.throttled) return;
     r.throttled = false;
-    kill(r.pid, SIGCONT);
+    r.process().send_signal(r.pid, SIGCONT);
     XBT_DEBUG("rank %d resumed", r.rank);
 }
 

@@ -1,6 +1,5 @@
 #include "services/rank_delivery.hpp"
 
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,7 +12,6 @@
 
 #include "s4bxi/brief_wait.hpp"
 #include "s4bxi/slot_futex.hpp"
-#include "s4bxi/thread_state.hpp"
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(s4bxi_delivery, "Payloads copied once by the ranks' delivery threads");
 
@@ -54,14 +52,9 @@ int64_t monotonic_ns()
     return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-bool thread_alive(pid_t pid, pid_t tid)
+bool thread_stopped(const ProcessAccess& machine, pid_t pid, pid_t tid)
 {
-    return syscall(SYS_tgkill, pid, tid, 0) == 0 || errno != ESRCH;
-}
-
-bool thread_stopped(pid_t pid, pid_t tid)
-{
-    char state = thread_state(pid, tid);
+    char state = machine.thread_state(pid, tid);
     return state == 'T' || state == 't';
 }
 
@@ -121,6 +114,7 @@ namespace {
 // One order given to one rank (its read of the payload, or its write of half of it).
 struct Order {
     wire::Delivery* d = nullptr;
+    const ProcessAccess* machine = nullptr;  // of the rank's process
     pid_t pid = 0;  // the rank's process
     pid_t tid = 0;  // its delivery thread
     uint64_t length = 0;
@@ -143,7 +137,8 @@ bool post_order(Order& order, const DeliverySide& side, pid_t peer, bool writes,
     d.length = length;
     d.error = 0;
     d.moved = 0;
-    order = Order{&d, side.pid, tid, length, monotonic_ns(), side.request_in_service && waiter_awake(*side.slot)};
+    order = Order{&d, side.machine, side.pid, tid, length, monotonic_ns(),
+                  side.request_in_service && waiter_awake(*side.slot)};
     if (order.awake_waiter) d.state.store(static_cast<uint32_t>(DeliveryState::Posted), std::memory_order_seq_cst);
     else set_state_and_wake(d, DeliveryState::Posted);
     return true;
@@ -193,9 +188,9 @@ int await_order(const Order& order)
         d.sleepers.fetch_sub(1, std::memory_order_seq_cst);
         seen = load_state(d);
         if (seen == done) break;
-        const bool alive = thread_alive(order.pid, order.tid);
+        const bool alive = order.machine->thread_alive(order.pid, order.tid);
         if (alive && !(seen == posted && monotonic_ns() - order.posted_at > kStoppedWithdrawNs &&
-                       thread_stopped(order.pid, order.tid)))
+                       thread_stopped(*order.machine, order.pid, order.tid)))
             continue;
         // Withdraw an order nobody took; a thread that died with it taken never answers.
         uint32_t expected = posted;

@@ -9,13 +9,15 @@
 
 #include <cstdint>
 
+#include "host/process_access.hpp"
 #include "s4bxi/wire.hpp"
 
 namespace s4bxi::sim {
 
-// One side of a copy between two ranks.
+// One side of a copy between two ranks, both of one machine.
 struct DeliverySide {
-    wire::Slot* slot;  // the rank's slot (null for the source: not a rank the server knows)
+    wire::Slot* slot;  // the rank's slot (null for a source that has none)
+    const ProcessAccess* machine;  // how the server reaches the rank's process
     pid_t pid;
     uint64_t address;  // where the bytes are, or go, in its memory
     // The rank's thread that waits in the slot made the request the simulation is serving

@@ -15,7 +15,8 @@ bool read_vector(const RankRegion& region, std::vector<ptl_iovec_t>& vector)
 {
     if (region.count > kMaxIovecEntries) return false;
     vector.resize(region.count);
-    return region.count == 0 || read_rank_memory(region.pid, region.start, vector.data(), region.count * sizeof(ptl_iovec_t));
+    return region.count == 0 ||
+           read_rank_memory(*region.rank, region.start, vector.data(), region.count * sizeof(ptl_iovec_t));
 }
 
 // Calls `visit(address, bytes, position)` for each contiguous piece of [offset, offset+length).
@@ -60,7 +61,7 @@ bool read_region(const RankRegion& region, uint64_t offset, void* out, uint64_t 
 {
     auto* bytes = static_cast<unsigned char*>(out);
     return for_each_piece(region, offset, length, [&](uint64_t address, uint64_t size, uint64_t position) {
-        return read_rank_memory(region.pid, address, bytes + position, size);
+        return read_rank_memory(*region.rank, address, bytes + position, size);
     });
 }
 
@@ -68,7 +69,7 @@ bool write_region(const RankRegion& region, uint64_t offset, const void* data, u
 {
     const auto* bytes = static_cast<const unsigned char*>(data);
     return for_each_piece(region, offset, length, [&](uint64_t address, uint64_t size, uint64_t position) {
-        return write_rank_memory(region.pid, address, bytes + position, size);
+        return write_rank_memory(*region.rank, address, bytes + position, size);
     });
 }
 

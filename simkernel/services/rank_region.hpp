@@ -3,15 +3,15 @@
 // Offsets are logical: byte k of the region is byte k of the concatenated vector.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <optional>
 
 namespace s4bxi::sim {
 
+struct RankRecord;
+
 struct RankRegion {
-    pid_t pid = 0;
+    RankRecord* rank = nullptr;  // whose memory
     uint64_t start = 0;
     uint64_t count = 0;  // bytes (contiguous) or iovec entries
     bool iovec = false;

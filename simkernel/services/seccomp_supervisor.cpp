@@ -1,7 +1,6 @@
 #include "services/seccomp_supervisor.hpp"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
@@ -10,13 +9,11 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <climits>
 #include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 
@@ -39,20 +36,6 @@ int64_t host_monotonic_ns()
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return timespec_to_ns(ts);
-}
-
-bool write_remote(pid_t pid, uint64_t address, const void* data, size_t size)
-{
-    iovec local{const_cast<void*>(data), size};
-    iovec remote{reinterpret_cast<void*>(address), size};
-    return process_vm_writev(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
-}
-
-bool read_remote(pid_t pid, uint64_t address, void* data, size_t size)
-{
-    iovec local{data, size};
-    iovec remote{reinterpret_cast<void*>(address), size};
-    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
 struct Notif {
@@ -81,6 +64,7 @@ void respond(int fd, seccomp_notif_resp* resp, uint64_t id, int64_t value, int e
 
 struct SeccompSupervisor::Entry {
     int rank = -1;
+    const ProcessAccess* machine = nullptr;  // how the server reaches the rank's process
     pid_t pid = 0;
     pid_t tid = 0;
     int fd = -1;
@@ -90,7 +74,7 @@ struct SeccompSupervisor::Entry {
     bool zero_cpu_model = false;
     double epoch = 0.0;
     ThreadCpuClock cpu_clock;  // of the simulated thread
-    int task_dir_fd = -1;  // /proc/<pid>/task: which thread ids belong to the rank
+    ProcessThreads threads;  // which thread ids belong to the rank
     bool hung_up = false;  // no process uses the filter any more (poller only)
     bool retired = false;  // removed and its sleep worker joined (under the supervisor's mutex)
 
@@ -138,20 +122,15 @@ struct SeccompSupervisor::Entry {
     }
 
     // A thread of the rank's process (not a descendant's).
-    bool is_rank_thread(pid_t thread) const
-    {
-        char name[16];
-        snprintf(name, sizeof name, "%d", thread);
-        return task_dir_fd >= 0 && faccessat(task_dir_fd, name, F_OK, 0) == 0;
-    }
+    bool is_rank_thread(pid_t thread) const { return threads.contains(thread); }
 
     void close_fds()
     {
-        for (int* fd_ptr : {&fd, &task_dir_fd})
-            if (*fd_ptr >= 0) {
-                close(*fd_ptr);
-                *fd_ptr = -1;
-            }
+        if (fd >= 0) {
+            close(fd);
+            fd = -1;
+        }
+        threads = ProcessThreads{};
     }
 };
 
@@ -308,12 +287,14 @@ void SeccompSupervisor::wake_poller()
     if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
 }
 
-void SeccompSupervisor::add_rank(int rank, pid_t pid, pid_t tid, int listener_fd, wire::Slot* slot,
-                                 wire::Doorbell* doorbell, double cpu_factor, bool zero_cpu_model, double epoch)
+void SeccompSupervisor::add_rank(int rank, const ProcessAccess& machine, pid_t pid, pid_t tid, int listener_fd,
+                                 wire::Slot* slot, wire::Doorbell* doorbell, double cpu_factor, bool zero_cpu_model,
+                                 double epoch)
 {
     if (listener_fd < 0) return;
     auto e = std::make_shared<Entry>();
     e->rank = rank;
+    e->machine = &machine;
     e->pid = pid;
     e->tid = tid;
     e->fd = listener_fd;
@@ -322,10 +303,8 @@ void SeccompSupervisor::add_rank(int rank, pid_t pid, pid_t tid, int listener_fd
     e->cpu_factor = cpu_factor;
     e->zero_cpu_model = zero_cpu_model;
     e->epoch = epoch;
-    e->cpu_clock = ThreadCpuClock(pid, tid);
-    char path[96];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
-    e->task_dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    e->cpu_clock = machine.thread_cpu_clock(pid, tid);
+    e->threads = machine.process_threads(pid);
     {
         std::lock_guard lock(mutex_);
         entries_.push_back(std::move(e));
@@ -450,8 +429,15 @@ void SeccompSupervisor::serve(Entry& e, const seccomp_notif& req, std::unique_lo
     const pid_t pid = static_cast<pid_t>(req.pid);
     const __u64* args = req.data.args;
     // The rank's memory is touched only while the notification is still live: a dead
-    // rank's pid could have been reused.
+    // rank's pid could have been reused. `pid` is the calling thread, whose memory is the
+    // rank's (or a descendant's, let through before any is touched).
     auto still_valid = [&] { return seccomp_notify_id_valid(e.fd, req.id) == 0; };
+    auto write_remote = [&](uint64_t address, const void* data, size_t size) {
+        return e.machine->write_memory(pid, address, data, size);
+    };
+    auto read_remote = [&](uint64_t address, void* data, size_t size) {
+        return e.machine->read_memory(pid, address, data, size);
+    };
 
     // The simulated thread reads the simulated clock. The rank's other threads read it
     // continued in real time, as its interposer shows it to them (docs/time.md); their
@@ -477,7 +463,7 @@ void SeccompSupervisor::serve(Entry& e, const seccomp_notif& req, std::unique_lo
         if (!is_virtual_clock(clock)) return let_through();
         timespec ts = ns_to_timespec(clock_at(classify_clock(clock)));
         if (!still_valid()) return;
-        if (!write_remote(pid, args[1], &ts, sizeof ts)) return answer(0, EFAULT);
+        if (!write_remote(args[1], &ts, sizeof ts)) return answer(0, EFAULT);
         return answer(0, 0);
     }
     case SYS_gettimeofday: {
@@ -485,14 +471,14 @@ void SeccompSupervisor::serve(Entry& e, const seccomp_notif& req, std::unique_lo
         timeval tv{static_cast<time_t>(ns / kNsPerSec), static_cast<suseconds_t>((ns % kNsPerSec) / 1000)};
         struct timezone tz {};
         if (!still_valid()) return;
-        if (args[0] && !write_remote(pid, args[0], &tv, sizeof tv)) return answer(0, EFAULT);
-        if (args[1] && !write_remote(pid, args[1], &tz, sizeof tz)) return answer(0, EFAULT);
+        if (args[0] && !write_remote(args[0], &tv, sizeof tv)) return answer(0, EFAULT);
+        if (args[1] && !write_remote(args[1], &tz, sizeof tz)) return answer(0, EFAULT);
         return answer(0, 0);
     }
     case SYS_time: {
         time_t seconds = static_cast<time_t>(clock_at(ClockKind::Realtime) / kNsPerSec);
         if (!still_valid()) return;
-        if (args[0] && !write_remote(pid, args[0], &seconds, sizeof seconds)) return answer(0, EFAULT);
+        if (args[0] && !write_remote(args[0], &seconds, sizeof seconds)) return answer(0, EFAULT);
         return answer(seconds, 0);
     }
     case SYS_nanosleep:
@@ -504,7 +490,7 @@ void SeccompSupervisor::serve(Entry& e, const seccomp_notif& req, std::unique_lo
         const bool absolute = clocked && (static_cast<int>(args[1]) & TIMER_ABSTIME);
         timespec request{};
         if (!still_valid()) return;
-        if (!read_remote(pid, clocked ? args[2] : args[0], &request, sizeof request)) return answer(0, EFAULT);
+        if (!read_remote(clocked ? args[2] : args[0], &request, sizeof request)) return answer(0, EFAULT);
         if (!timespec_valid(request)) return answer(0, EINVAL);
         int64_t now_ns = absolute ? clock_value_ns(classify_clock(clock), e.now(), e.epoch) : 0;
         int64_t duration = sleep_duration_ns(absolute, request, now_ns);

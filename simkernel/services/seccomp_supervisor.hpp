@@ -4,7 +4,7 @@
 // - A notification from the rank's simulated thread is answered with simulated time:
 //   clock_gettime / gettimeofday / time get the rank's virtual clock, computed from the
 //   slot (sim_time_at_reply + thread CPU time since the reply x cpu_factor) and written into
-//   the rank's memory with process_vm_writev; nanosleep / clock_nanosleep post a
+//   the rank's memory through the access of its machine; nanosleep / clock_nanosleep post a
 //   wire::Op::Sleep request into the rank's slot exactly as the rank would, and answer when
 //   the reply comes.
 // - The rank's other threads get the rank's clock as they see it in the rank: the
@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/process_access.hpp"
 #include "s4bxi/wire.hpp"
 
 struct seccomp_notif;
@@ -41,10 +42,11 @@ public:
     SeccompSupervisor& operator=(const SeccompSupervisor&) = delete;
 
     // Starts serving `listener_fd` (the supervisor owns it from now on). `pid` is the
-    // rank's process, `tid` its simulated thread; `slot`/`doorbell` are the server's
-    // mappings of the rank's channel and must stay mapped until remove_rank returns.
-    void add_rank(int rank, pid_t pid, pid_t tid, int listener_fd, wire::Slot* slot, wire::Doorbell* doorbell,
-                  double cpu_factor, bool zero_cpu_model, double epoch);
+    // rank's process, `tid` its simulated thread, both reached through `machine` (which
+    // must outlive the supervisor); `slot`/`doorbell` are the server's mappings of the
+    // rank's channel and must stay mapped until remove_rank returns.
+    void add_rank(int rank, const ProcessAccess& machine, pid_t pid, pid_t tid, int listener_fd, wire::Slot* slot,
+                  wire::Doorbell* doorbell, double cpu_factor, bool zero_cpu_model, double epoch);
 
     // Stops serving the rank's simulated thread: after it returns, the supervisor no
     // longer touches the slot or the doorbell (a sleep still pending is answered at once).

@@ -396,7 +396,8 @@ RunResult run_rank(bool zero_model, double factor, void (*rank)(Shared*, bool, d
         auto supervisor = std::make_unique<sim::SeccompSupervisor>();
         FakeGate gate(shared, zero_model, factor);
         gate.thread = std::thread([&] { gate.run(); });
-        supervisor->add_rank(0, child, tid, listener, &shared->slot, &shared->doorbell, factor, zero_model, kEpoch);
+        supervisor->add_rank(0, sim::local_processes(), child, tid, listener, &shared->slot, &shared->doorbell, factor,
+                             zero_model, kEpoch);
         char go = 'g';
         send(sock, &go, 1, 0);
         while (true) {
