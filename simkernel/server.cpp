@@ -277,6 +277,8 @@ void Server::accept_remote_rank(MachineLink& machine, const wire::Hello& hello)
     std::unique_ptr<RankRecord> record = admit(hello, refusal);
     if (!record) return machine.refuse(hello.rank, refusal);
     record->machine = &machine;
+    record->process_access = &machine.processes();
+    record->thread_cpu = record->process().thread_cpu_clock(hello.pid, hello.tid);
     record->channel_sync = std::make_unique<remote::ChannelSync>(reinterpret_cast<uint8_t*>(record->slot.object));
     observe::rank_registered(*record);
     if (!machine.welcome(*record, make_welcome(*record, spec_.nodes))) return;

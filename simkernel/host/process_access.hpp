@@ -3,9 +3,9 @@
 // machine's PID namespace reuses the same numbers), so the server never acts on a pid
 // without the ProcessAccess of the machine it came from: every operation on a rank's
 // process goes through the access its record holds (run/registry.hpp, RankRecord::
-// process()). Today every rank runs on the server's machine, reached by LocalProcesses;
-// ranks on other machines will be reached through an agent there (docs/multi-host.md),
-// behind this same interface.
+// process()). A rank of the server's machine is reached by LocalProcesses; a rank of
+// another machine through the agent there (registration/remote_processes.hpp,
+// docs/multi-host.md), behind this same interface.
 //
 // `pid` is the process (any of its thread ids reaches its memory), `tid` one of its threads.
 #pragma once
@@ -54,6 +54,10 @@ public:
 
     // Sends `signal` to the process; false when it could not be sent.
     virtual bool send_signal(pid_t pid, int signal) const = 0;
+
+    // One reading of a thread's CPU clock (ns) and page faults, for a ThreadCpuClock that
+    // asks at each reading (another machine's thread); false when nothing could be read.
+    virtual bool read_thread_cpu(pid_t, pid_t, uint64_t&, uint64_t&) const { return false; }
 
     // The thread sleeps in a system call that a seccomp filter holds for its supervisor
     // (the kernel function it waits in, its "wchan").

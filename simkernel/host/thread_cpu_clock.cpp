@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "host/process_access.hpp"
 #include "s4bxi/thread_state.hpp"
 
 namespace s4bxi::sim {
@@ -42,7 +43,8 @@ ThreadCpuClock::~ThreadCpuClock()
 }
 
 ThreadCpuClock::ThreadCpuClock(ThreadCpuClock&& other) noexcept
-    : schedstat_fd_(std::exchange(other.schedstat_fd_, -1)), stat_fd_(std::exchange(other.stat_fd_, -1))
+    : schedstat_fd_(std::exchange(other.schedstat_fd_, -1)), stat_fd_(std::exchange(other.stat_fd_, -1)),
+      asked_(std::exchange(other.asked_, nullptr)), pid_(other.pid_), tid_(other.tid_)
 {
 }
 
@@ -52,6 +54,9 @@ ThreadCpuClock& ThreadCpuClock::operator=(ThreadCpuClock&& other) noexcept
         close_files();
         schedstat_fd_ = std::exchange(other.schedstat_fd_, -1);
         stat_fd_ = std::exchange(other.stat_fd_, -1);
+        asked_ = std::exchange(other.asked_, nullptr);
+        pid_ = other.pid_;
+        tid_ = other.tid_;
     }
     return *this;
 }
@@ -67,6 +72,8 @@ void ThreadCpuClock::close_files()
 
 uint64_t ThreadCpuClock::now_ns() const
 {
+    uint64_t ns = 0, faults = 0;
+    if (asked_) return asked_->read_thread_cpu(pid_, tid_, ns, faults) ? ns : 0;
     char buffer[512];
     if (schedstat_fd_ >= 0) {
         ssize_t n = pread(schedstat_fd_, buffer, sizeof buffer - 1, 0);
@@ -87,6 +94,8 @@ uint64_t ThreadCpuClock::now_ns() const
 
 uint64_t ThreadCpuClock::page_faults() const
 {
+    uint64_t ns = 0, asked_faults = 0;
+    if (asked_) return asked_->read_thread_cpu(pid_, tid_, ns, asked_faults) ? asked_faults : 0;
     char buffer[512];
     unsigned long long faults = 0;
     return stat_fields(stat_fd_, buffer, sizeof buffer) && stat_page_faults(buffer, faults) ? faults : 0;

@@ -14,10 +14,14 @@
 namespace s4bxi::sim {
 
 class LocalProcesses;
+class ProcessAccess;
 
 class ThreadCpuClock {
 public:
     ThreadCpuClock() = default;  // of no thread: reads 0
+    // A thread of another machine: each reading asks its machine (ProcessAccess::
+    // read_thread_cpu).
+    ThreadCpuClock(const ProcessAccess& machine, pid_t pid, pid_t tid) : asked_(&machine), pid_(pid), tid_(tid) {}
     ~ThreadCpuClock();
     ThreadCpuClock(const ThreadCpuClock&) = delete;
     ThreadCpuClock& operator=(const ThreadCpuClock&) = delete;
@@ -37,6 +41,8 @@ private:
     void close_files();
     int schedstat_fd_ = -1;
     int stat_fd_ = -1;
+    const ProcessAccess* asked_ = nullptr;
+    pid_t pid_ = 0, tid_ = 0;
 };
 
 }  // namespace s4bxi::sim

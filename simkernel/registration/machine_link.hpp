@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "registration/remote_processes.hpp"
 #include "s4bxi/frame_stream.hpp"
 #include "s4bxi/remote_wire.hpp"
 #include "s4bxi/wire.hpp"
@@ -36,6 +37,8 @@ public:
     // The agent's host name, and where it connected from: for messages.
     const std::string& machine() const { return machine_; }
     const std::string& peer() const { return peer_; }
+    // How the server reaches the processes of that machine.
+    const ProcessAccess& processes() const { return processes_; }
 
     // The registration loop: the next rank that said hello on that machine, if any.
     bool next_hello(wire::Hello& hello);
@@ -84,6 +87,7 @@ private:
     };
     std::map<uint64_t, Pending> pending_;
     uint64_t next_call_ = 1;
+    RemoteProcesses processes_{*this};
     std::thread reader_;
 };
 
