@@ -108,6 +108,14 @@ int main(int argc, char** argv)
     registrations.join();
     close(listen_fd);
     unlink(socket_path.c_str());
-    if (!why.empty()) std::fprintf(stderr, "s4bxi-agent: the run ended: %s\n", why.c_str());
-    return why.empty() ? 0 : 1;
+    if (!why.empty()) {
+        std::fprintf(stderr, "s4bxi-agent: the run ended: %s\n", why.c_str());
+        return 1;
+    }
+    // A run that ended well leaves nothing on this machine: the run directory held the
+    // socket and this agent's log (the ranks' first one created it).
+    std::string folder = socket_path.substr(0, socket_path.rfind('/'));
+    unlink((folder + "/agent.log").c_str());
+    rmdir(folder.c_str());
+    return 0;
 }

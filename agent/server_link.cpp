@@ -81,9 +81,21 @@ std::string serve_server(remote::FrameStream& server, LocalRanks& ranks)
     remote::FrameHeader header;
     std::vector<uint8_t> body, out;
     std::string problem;
-    while (server.receive(header, body, problem)) {
+    remote::time_out_receives(server.fd());
+    int silent = 0;  // seconds without a frame
+    while (true) {
+        if (!server.receive(header, body, problem)) {
+            if (!server.timed_out()) break;
+            if (++silent >= remote::kSilenceSeconds)
+                return "no word from the server for " + std::to_string(remote::kSilenceSeconds) +
+                       " s (a network partition, or the server stopped)";
+            server.send(remote::Kind::Beat, {});
+            continue;
+        }
+        silent = 0;
         size_t at = 0;
         switch (static_cast<remote::Kind>(header.kind)) {
+        case remote::Kind::Beat: break;
         case remote::Kind::RankWelcome: {
             remote::RankHeader rank;
             wire::Welcome welcome;

@@ -41,6 +41,8 @@ public:
     FrameStream& operator=(const FrameStream&) = delete;
 
     int fd() const { return fd_; }
+    // The last receive() found nothing within the socket's receive timeout.
+    bool timed_out() const { return timed_out_; }
 
     // Sends one frame whose body is `parts` end to end. False when the peer is gone.
     bool send(Kind kind, std::initializer_list<Part> parts)
@@ -60,13 +62,16 @@ public:
         return send_all(pieces, count);
     }
 
-    // Blocks until a whole frame came. False when the stream ended or the frame is
-    // malformed; `problem` then says which (empty: the peer closed between frames).
+    // Blocks until a whole frame came. False when the stream ended, the frame is
+    // malformed, or (with a receive timeout on the socket, SO_RCVTIMEO) nothing came
+    // before it: `problem` then says which (empty: the peer closed between frames; the
+    // timeout: timed_out()).
     bool receive(FrameHeader& header, std::vector<uint8_t>& body, std::string& problem)
     {
         problem.clear();
+        timed_out_ = false;
         if (!read_all(&header, sizeof header, true)) {
-            if (!at_end_) problem = "the stream ended inside a frame";
+            if (!at_end_ && !timed_out_) problem = "the stream ended inside a frame";
             return false;
         }
         if (problem = frame_problem(header); !problem.empty()) return false;
@@ -104,14 +109,24 @@ private:
         return true;
     }
 
-    // `between_frames`: an end before the first byte is the peer's orderly close.
+    // `between_frames`: an end before the first byte is the peer's orderly close, and a
+    // timeout there is timed_out(). Inside a frame, the rest is waited for (kMidFrameWaits
+    // timeouts at most).
     bool read_all(void* into, size_t size, bool between_frames)
     {
         auto* bytes = static_cast<char*>(into);
         size_t got_total = 0;
+        int waits = 0;
         while (got_total < size) {
             ssize_t got = recv(fd_, bytes + got_total, size - got_total, 0);
             if (got < 0 && errno == EINTR) continue;
+            if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                if (between_frames && got_total == 0) {
+                    timed_out_ = true;
+                    return false;
+                }
+                if (++waits < kMidFrameWaits) continue;
+            }
             if (got <= 0) {
                 at_end_ = between_frames && got_total == 0;
                 return false;
@@ -121,8 +136,10 @@ private:
         return true;
     }
 
+    static constexpr int kMidFrameWaits = 10;
     int fd_;
     bool at_end_ = false;
+    bool timed_out_ = false;
     std::mutex send_;
 };
 

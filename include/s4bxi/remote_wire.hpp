@@ -7,6 +7,9 @@
 // numbers named.
 #pragma once
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +39,14 @@ enum class Kind : uint16_t {
     Call = 7,         // server -> agent: Call + bytes to write (Op::WriteMemory)
     Result = 8,       // agent -> server: Result + bytes read
     Bye = 9,          // server -> agent: the run is over
+    Beat = 10,        // both ways, after kBeatSeconds without a frame: still there
 };
+
+// Each side sends a beat after kBeatSeconds of silence from the other, and takes the
+// other for lost after kSilenceSeconds without a frame: a machine cut off by the network
+// is seen within the server's deadlock timeout.
+inline constexpr int kBeatSeconds = 1;
+inline constexpr int kSilenceSeconds = 10;
 
 // Which rank a frame is about, and a status where the kind has one.
 struct RankHeader {
@@ -80,6 +90,13 @@ struct Result {
     uint64_t extra = 0;
 };
 static_assert(sizeof(Result) == 24);
+
+// Sets the socket's receive timeout to kBeatSeconds (FrameStream::timed_out()).
+inline void time_out_receives(int fd)
+{
+    timeval beat{kBeatSeconds, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &beat, sizeof beat);
+}
 
 // The largest frame body either side accepts: a channel delta is at most the channel,
 // a memory transfer at most what one call moves (the server splits larger ones).
@@ -147,7 +164,7 @@ inline std::string frame_problem(const FrameHeader& header)
 {
     if (header.magic != kMagic) return "a frame without the magic number (the stream is out of step)";
     if (header.version != wire::kVersion) return "a frame of another protocol version";
-    if (header.kind < static_cast<uint16_t>(Kind::Hello) || header.kind > static_cast<uint16_t>(Kind::Bye))
+    if (header.kind < static_cast<uint16_t>(Kind::Hello) || header.kind > static_cast<uint16_t>(Kind::Beat))
         return "a frame of unknown kind " + std::to_string(header.kind);
     if (header.length > kMaxBody) return "a frame of " + std::to_string(header.length) + " bytes, over the limit";
     return {};

@@ -17,6 +17,7 @@ namespace s4bxi::sim {
 MachineLink::MachineLink(int fd, std::string machine, std::string peer, wire::Doorbell& doorbell)
     : stream_(fd), machine_(std::move(machine)), peer_(std::move(peer)), doorbell_(doorbell)
 {
+    remote::time_out_receives(fd);
     reader_ = std::thread([this] { read_frames(); });
 }
 
@@ -147,9 +148,20 @@ void MachineLink::read_frames()
     remote::FrameHeader header;
     std::vector<uint8_t> body;
     std::string problem;
-    while (stream_.receive(header, body, problem)) {
+    int silent = 0;  // seconds without a frame
+    while (true) {
+        if (!stream_.receive(header, body, problem)) {
+            if (!stream_.timed_out()) break;
+            if (++silent >= remote::kSilenceSeconds)
+                return lost(fmt::format("no word from its agent for {} s (a network partition, or the machine stopped)",
+                                        remote::kSilenceSeconds));
+            stream_.send(remote::Kind::Beat, {});
+            continue;
+        }
+        silent = 0;
         size_t at = 0;
         switch (static_cast<remote::Kind>(header.kind)) {
+        case remote::Kind::Beat: break;
         case remote::Kind::RankHello: {
             wire::Hello hello;
             if (!remote::take(body, at, hello)) return lost("a malformed rank registration");

@@ -17,6 +17,7 @@
 #include "calls/portals_engine.hpp"
 #include "observation/progress_line.hpp"
 #include "portals/portals_report.hpp"
+#include "registration/machine_link.hpp"
 #include "registration/rank_socket.hpp"
 #include "run/context.hpp"
 #include "s4bxi/thread_state.hpp"
@@ -165,11 +166,21 @@ void on_rank_death(RankRecord& r)
     for (auto& other : context().registry.ranks())
         if (other->phase == RankPhase::Finished && other->exit_status != 0 && (!failed || other->end_time < failed->end_time))
             failed = other.get();
+    bool machine_lost = r.machine && r.machine->gone();
     std::string how = r.crash_signal ? fmt::format("was killed by signal {} ({})", r.crash_signal, sigabbrev_np(r.crash_signal) ? sigabbrev_np(r.crash_signal) : "?")
-                      : failed ? std::string("was stopped before finishing")
-                               : std::string("ended without finishing (exit before the end of the run, or killed)");
-    std::string text = fmt::format("rank {} (pid {}, {}) {} at simulated time {:.9f} s", r.rank, r.pid, r.node_name, how,
-                                   r.end_time);
+                      : machine_lost ? std::string("was lost with its machine")
+                      : failed       ? std::string("was stopped before finishing")
+                                     : std::string("ended without finishing (exit before the end of the run, or killed)");
+    std::string where = r.machine ? fmt::format(", machine {}", r.machine->machine()) : "";
+    std::string text = fmt::format("rank {} (pid {}, {}{}) {} at simulated time {:.9f} s", r.rank, r.pid, r.node_name,
+                                   where, how, r.end_time);
+    if (machine_lost) {
+        std::string ranks;
+        for (auto& other : context().registry.ranks())
+            if (other->machine == r.machine) ranks += (ranks.empty() ? "" : ", ") + std::to_string(other->rank);
+        text += fmt::format(": machine {} ({}) was lost ({}); the ranks there: {}", r.machine->machine(),
+                            r.machine->peer(), r.machine->why_gone(), ranks);
+    }
     if (failed && !r.crash_signal)
         text += fmt::format(", after rank {} exited with status {} at {:.9f} s (a process manager such as mpirun stops "
                             "the other ranks when one fails)",
