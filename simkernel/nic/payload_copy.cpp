@@ -21,13 +21,14 @@ bool within(const RankRegion& region, uint64_t offset, uint64_t length)
 }
 
 // One copy, by the threads of the ranks (rank_delivery.hpp): for a large payload between
-// two contiguous regions of two ranks of one machine (a rank reads another's memory only
-// there).
+// two contiguous regions of two ranks of the server's machine (a rank reads another's
+// memory only on its own machine; the ranks of other machines have no delivery thread yet:
+// docs/multi-host.md).
 bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
                uint64_t length)
 {
     if (copy_once_from() == 0 || length < copy_once_from() || from.iovec || to.iovec || from.rank == to.rank ||
-        &from.rank->process() != &to.rank->process() || !within(from, from_offset, length) ||
+        from.rank->machine || to.rank->machine || !within(from, from_offset, length) ||
         !within(to, to_offset, length))
         return false;
     RankRecord& target = *to.rank;
