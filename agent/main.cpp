@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "local_ranks.hpp"
+#include "payload_peers.hpp"
 #include "s4bxi/remote_wire.hpp"
 #include "server_link.hpp"
 #include "time_trap.hpp"
@@ -96,12 +97,20 @@ int main(int argc, char** argv)
         unlink(socket_path.c_str());
         fail(error.what());
     }
+    std::unique_ptr<agent::PayloadPeers> peers;
+    try {
+        peers = std::make_unique<agent::PayloadPeers>(agent::local_address(*server), kept);
+    } catch (const std::exception& error) {
+        unlink(socket_path.c_str());
+        fail(error.what());
+    }
+    server->send(remote::Kind::PayloadAddress, {{peers->address().data(), peers->address().size()}});
     agent::TimeTrap trap;
     agent::LocalRanks ranks(*server, trap);
     std::atomic<bool> stop{false};
     std::thread relay([&] { ranks.relay(stop); });
     std::thread registrations([&] { ranks.serve_registrations(listen_fd, stop); });
-    std::string why = agent::serve_server(*server, ranks);
+    std::string why = agent::serve_server(*server, ranks, *peers);
     stop = true;
     ranks.ring();
     relay.join();

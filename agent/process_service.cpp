@@ -119,6 +119,7 @@ void carry_out(const remote::Call& call, const uint8_t* bytes, size_t length, re
     case remote::CallOp::Signal: result.value = kill(pid, static_cast<int>(call.length)) == 0; break;
     case remote::CallOp::ThreadAlive: result.value = syscall(SYS_tgkill, pid, tid, 0) == 0 || errno != ESRCH; break;
     case remote::CallOp::ThreadCpu: thread_cpu(pid, tid, result); break;
+    case remote::CallOp::Move: break;  // the server link's: it may reach another agent
     }
 }
 

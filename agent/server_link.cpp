@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "local_ranks.hpp"
+#include "payload_peers.hpp"
 #include "process_service.hpp"
 
 namespace s4bxi::agent {
@@ -76,7 +77,45 @@ std::unique_ptr<remote::FrameStream> connect_to_server(const std::string& addres
     return stream;
 }
 
-std::string serve_server(remote::FrameStream& server, LocalRanks& ranks)
+std::string local_address(const remote::FrameStream& server)
+{
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    char host[NI_MAXHOST] = {};
+    if (getsockname(server.fd(), reinterpret_cast<sockaddr*>(&local), &length) != 0 ||
+        getnameinfo(reinterpret_cast<sockaddr*>(&local), length, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0)
+        return "";
+    return host;
+}
+
+namespace {
+
+// A Move: this machine's bytes to a process here or on another machine, never through the
+// server's machine.
+void move(const remote::Call& call, const remote::MoveTarget& target, PayloadPeers& peers, remote::Result& result)
+{
+    result.id = call.id;
+    remote::Call read = call;
+    read.op = static_cast<uint32_t>(remote::CallOp::ReadMemory);
+    std::vector<uint8_t> bytes, unused;
+    remote::Result got;
+    carry_out(read, nullptr, 0, got, bytes);
+    if (!got.value) return;
+    std::string machine = remote::text_of(target.machine);
+    if (!machine.empty()) {
+        result.value = peers.write_there(machine, target.pid, target.address, bytes.data(), bytes.size());
+        return;
+    }
+    remote::Call write = call;
+    write.op = static_cast<uint32_t>(remote::CallOp::WriteMemory);
+    write.pid = target.pid;
+    write.address = target.address;
+    carry_out(write, bytes.data(), bytes.size(), result, unused);
+}
+
+}  // namespace
+
+std::string serve_server(remote::FrameStream& server, LocalRanks& ranks, PayloadPeers& peers)
 {
     remote::FrameHeader header;
     std::vector<uint8_t> body, out;
@@ -115,7 +154,13 @@ std::string serve_server(remote::FrameStream& server, LocalRanks& ranks)
             if (!remote::take(body, at, call)) return "a malformed call";
             remote::Result result;
             out.clear();
-            carry_out(call, body.data() + at, body.size() - at, result, out);
+            remote::MoveTarget target;
+            if (call.op == static_cast<uint32_t>(remote::CallOp::Move)) {
+                if (!remote::take(body, at, target)) return "a malformed move";
+                move(call, target, peers, result);
+            } else {
+                carry_out(call, body.data() + at, body.size() - at, result, out);
+            }
             if (!server.send(remote::Kind::Result, {{&result, sizeof result}, {out.data(), out.size()}}))
                 return "the server is gone";
             break;

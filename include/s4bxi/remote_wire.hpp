@@ -40,6 +40,7 @@ enum class Kind : uint16_t {
     Result = 8,       // agent -> server: Result + bytes read
     Bye = 9,          // server -> agent: the run is over
     Beat = 10,        // both ways, after kBeatSeconds without a frame: still there
+    PayloadAddress = 11,  // agent -> server, after its greeting: where other agents reach it (text)
 };
 
 // Each side sends a beat after kBeatSeconds of silence from the other, and takes the
@@ -69,8 +70,21 @@ enum class CallOp : uint32_t {
     InvoluntarySwitches = 7,  // tid -> value
     Signal = 8,          // length: the signal -> value 1 when sent
     ThreadAlive = 9,     // tid -> value 1 while it exists
-    ThreadCpu = 10,      // tid -> value: CPU ns; address field of the Result: page faults
+    ThreadCpu = 10,      // tid -> value: CPU ns; extra: page faults
+    // address, length, then a MoveTarget: the bytes go from this process to the target's,
+    // on this machine or straight to the agent of the target's (value 1 when all moved).
+    Move = 11,
 };
+
+// Where a Move's bytes go: a process of this machine (`machine` empty) or of the machine
+// whose agent listens at `machine` ("HOST:PORT", remote::Kind::PayloadAddress).
+struct MoveTarget {
+    int32_t pid = 0;
+    uint32_t reserved = 0;
+    uint64_t address = 0;
+    char machine[64] = {};
+};
+static_assert(sizeof(MoveTarget) == 80);
 
 struct Call {
     uint64_t id = 0;
@@ -164,7 +178,7 @@ inline std::string frame_problem(const FrameHeader& header)
 {
     if (header.magic != kMagic) return "a frame without the magic number (the stream is out of step)";
     if (header.version != wire::kVersion) return "a frame of another protocol version";
-    if (header.kind < static_cast<uint16_t>(Kind::Hello) || header.kind > static_cast<uint16_t>(Kind::Beat))
+    if (header.kind < static_cast<uint16_t>(Kind::Hello) || header.kind > static_cast<uint16_t>(Kind::PayloadAddress))
         return "a frame of unknown kind " + std::to_string(header.kind);
     if (header.length > kMaxBody) return "a frame of " + std::to_string(header.length) + " bytes, over the limit";
     return {};

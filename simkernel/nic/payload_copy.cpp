@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "registration/machine_link.hpp"
 #include "run/memory_write.hpp"
 #include "run/registry.hpp"
 #include "run/scheduling_hooks.hpp"
@@ -52,10 +53,28 @@ bool copy_once(const RankRegion& from, uint64_t from_offset, const RankRegion& t
 
 }  // namespace
 
+// Between two ranks of other machines than the server's: the source's agent moves the
+// bytes itself, to a rank of its machine or straight to the target's agent
+// (docs/multi-host.md). Contiguous regions only; the others take the server's path.
+bool moved_by_agents(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
+                     uint64_t length)
+{
+    if (!from.rank->machine || !to.rank->machine || from.iovec || to.iovec || !within(from, from_offset, length) ||
+        !within(to, to_offset, length))
+        return false;
+    RankRecord& target = *to.rank;
+    MemoryWrite write(target);  // as for the server's own writes (services/rank_memory.cpp)
+    bool moved = from.rank->machine->move(from.rank->pid, from.start + from_offset, *target.machine, target.pid,
+                                          to.start + to_offset, length);
+    write.landed();
+    return moved;
+}
+
 bool copy_between_ranks(const RankRegion& from, uint64_t from_offset, const RankRegion& to, uint64_t to_offset,
                         uint64_t length)
 {
     if (copy_once(from, from_offset, to, to_offset, length)) return true;
+    if (moved_by_agents(from, from_offset, to, to_offset, length)) return true;
     // The simulation runs its actors one at a time and a copy never yields: one buffer serves all.
     static std::unique_ptr<unsigned char[]> buffer;
     static uint64_t capacity = 0;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -116,6 +117,33 @@ bool MachineLink::call(const remote::Call& call, const void* bytes, size_t lengt
     return true;
 }
 
+bool MachineLink::move(pid_t from_pid, uint64_t from, const MachineLink& target, pid_t to_pid, uint64_t to,
+                       uint64_t length)
+{
+    remote::MoveTarget there;
+    there.pid = to_pid;
+    if (&target != this) {
+        std::lock_guard<std::mutex> hold(target.mutex_);
+        if (target.payload_address_.empty()) return false;
+        remote::set_text(there.machine, target.payload_address_);
+    }
+    while (length > 0) {
+        uint64_t piece = std::min(length, remote::kMaxTransfer);
+        remote::Call call;
+        call.op = static_cast<uint32_t>(remote::CallOp::Move);
+        call.pid = from_pid;
+        call.address = from;
+        call.length = piece;
+        there.address = to;
+        remote::Result result;
+        if (!this->call(call, &there, sizeof there, result, nullptr) || result.value != 1) return false;
+        from += piece;
+        to += piece;
+        length -= piece;
+    }
+    return true;
+}
+
 void publish_to_machine(RankRecord& r)
 {
     if (r.machine) r.machine->ship(r);
@@ -162,6 +190,11 @@ void MachineLink::read_frames()
         size_t at = 0;
         switch (static_cast<remote::Kind>(header.kind)) {
         case remote::Kind::Beat: break;
+        case remote::Kind::PayloadAddress: {
+            std::lock_guard<std::mutex> hold(mutex_);
+            payload_address_.assign(body.begin(), body.end());
+            break;
+        }
         case remote::Kind::RankHello: {
             wire::Hello hello;
             if (!remote::take(body, at, hello)) return lost("a malformed rank registration");

@@ -57,6 +57,11 @@ public:
               std::vector<uint8_t>* out);
     static constexpr double kCallSeconds = 60.0;
 
+    // Moves `length` bytes of a process of this machine to a process of `target`'s (this
+    // one or another, whose agent this one reaches directly: never through the server's
+    // machine). False when not all of them arrived.
+    bool move(pid_t from_pid, uint64_t from, const MachineLink& target, pid_t to_pid, uint64_t to, uint64_t length);
+
     bool gone() const { return gone_.load(std::memory_order_acquire); }
     // Whether a rank registered there (or said hello): a machine without any may leave.
     bool has_ranks() const;
@@ -78,6 +83,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable results_;
     std::string why_gone_;
+    std::string payload_address_;  // where the other agents reach this one (remote::Kind::PayloadAddress)
     std::deque<wire::Hello> hellos_;
     std::map<int32_t, RankRecord*> ranks_;
     struct Pending {
