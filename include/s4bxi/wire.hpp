@@ -37,7 +37,9 @@ namespace s4bxi::wire {
 //  19  the MPI library's charge (Slot::cpu_frozen_ns, FinalizeArgs::library_charged_ns)
 //  20  the program's OpenSHMEM waits and tests counted in the slot (Slot::memory_polls)
 //  21  the program's MPI_Pcontrol calls (Op::Pcontrol)
-inline constexpr uint32_t kVersion = 21;
+//  22  ranks on other machines: the frames between the server and the agents, and between
+//      agents (remote_wire.hpp)
+inline constexpr uint32_t kVersion = 22;
 inline constexpr size_t kArgBytes = 1024;
 inline constexpr size_t kNameBytes = 64;
 

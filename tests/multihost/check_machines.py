@@ -26,6 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/: testkit
+from testkit.findings import Check  # noqa: E402
 from testkit.machines import (NAMESPACES, NETNS_DIR, PREFIX, STATE_ROOT, Machines,  # noqa: E402
                               cleanup_stale, kill_tree, namespace_ids, processes_in, skip_reason)
 
@@ -68,17 +69,6 @@ with Machines(2) as machines:
     print(json.dumps([machines.run_id, [m.pid for m in machines]]), flush=True)
     time.sleep(600)
 """
-
-
-class Check:
-    def __init__(self):
-        self.errors = []
-
-    def __call__(self, condition, found, problem):
-        """Prints what was `found`; records `problem` unless `condition`."""
-        print(f"  {'ok' if condition else 'FAIL'}: {found}", flush=True)
-        if not condition:
-            self.errors.append(problem)
 
 
 def python(machine, code, *arguments, **kwargs):

@@ -2,9 +2,9 @@
  * (pmi_portals.h), for runs under `s4bxi-launch -- mpirun` across machines: in each of
  * ROUNDS rounds every rank puts its vector of COUNT 64-bit integers into every other rank's
  * table (its own row, matched by round), waits on the round's counter for the others',
- * and sums; the sums are checked against what they must be. Each rank's puts are
+ * and sums; every element received and every sum are checked. Each rank's puts are
  * acknowledged (a counter on its MD) before it ends. Rank 0 prints one line; the exit
- * status is the verdict (1: a wrong sum, 2: a call failed). */
+ * status is the verdict (1: wrong data, 2: a call failed). */
 #include <stdint.h>
 #include <string.h>
 
@@ -53,15 +53,20 @@ int main(void)
         for (int step = 1; step < size; ++step) {
             int to = (rank + step) % size;
             ptl_process_t target = {.rank = (ptl_rank_t)to};
-            MUST(PtlPut(md, round * row, row, PTL_CT_ACK_REQ, target, PT, (ptl_match_bits_t)round, rank * row, NULL, 0));
+            MUST(PtlPut(md, round * row, row, PTL_CT_ACK_REQ, target, PT, (ptl_match_bits_t)round, rank * row, NULL,
+                        0));
         }
         ptl_ct_event_t count;
         MUST(PtlCTWait(received[round], (ptl_size_t)(size - 1) * row, &count));
-        if (count.failure) fail("pmi_allreduce", "round %d: %llu failed puts", round, (unsigned long long)count.failure);
+        if (count.failure)
+            fail("pmi_allreduce", "round %d: %llu failed puts", round, (unsigned long long)count.failure);
         memcpy(table[round][rank], mine[round], row);
         for (int i = 0; i < COUNT; ++i) {
             int64_t sum = 0, expected = 0;
             for (int from = 0; from < size; ++from) {
+                if (table[round][from][i] != contribution(from, round, i))
+                    fail("pmi_allreduce", "round %d: rank %d's element %d is %lld, not %lld", round, from, i,
+                         (long long)table[round][from][i], (long long)contribution(from, round, i));
                 sum += table[round][from][i];
                 expected += contribution(from, round, i);
             }
@@ -76,7 +81,8 @@ int main(void)
     MUST(PtlMDRelease(md));
     for (int round = 0; round < ROUNDS; ++round) MUST(PtlMEUnlink(entries[round]));
     if (rank == 0)
-        printf("pmi_allreduce: %d ranks, %d rounds of %d 64-bit integers, every sum checked: ok\n", size, ROUNDS, COUNT);
+        printf("pmi_allreduce: %d ranks, %d rounds of %d 64-bit integers, every sum checked: ok\n", size, ROUNDS,
+               COUNT);
     finish(ni);
     return 0;
 }
