@@ -86,8 +86,7 @@ void LocalRanks::register_rank(int fd)
     socklen_t length = sizeof peer;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != getuid() || peer.pid != hello.pid)
         return refuse(fd, "registration refused: peer credentials do not match");
-    if (hello.flags & wire::kHelloReattach)
-        return refuse(fd, "not supported yet: a rank on another machine than the server's that execs a new program");
+    if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");
     std::unique_lock<std::mutex> hold(mutex_);
     if (find(hello.rank)) {
         hold.unlock();
@@ -197,9 +196,15 @@ void LocalRanks::relay_once(std::vector<uint8_t>& delta)
             remote::RankHeader header{r->rank, 0};
             server_.send(remote::Kind::Delta, {{&header, sizeof header}, {delta.data(), delta.size()}});
         }
-        // Its registration socket ends with the process (or an exec that lost it).
+        // Its registration socket ends with the process (or an exec that lost it), or
+        // carries the hello of the program the rank exec'd.
         pollfd watched{r->socket_fd, POLLIN, 0};
         char byte;
+        if (poll(&watched, 1, 0) > 0 && !(watched.revents & (POLLHUP | POLLERR)) &&
+            recv(r->socket_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+            reattach(*r);
+            continue;
+        }
         if (poll(&watched, 1, 0) > 0 && (watched.revents & (POLLHUP | POLLERR) ||
                                          recv(r->socket_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0)) {
             delta.clear();
@@ -213,6 +218,24 @@ void LocalRanks::relay_once(std::vector<uint8_t>& delta)
             r->gone = true;
         }
     }
+}
+
+// The rank exec'd a new program (a wrapper script, a shim): same process, same socket, the
+// same channel again, as the server does for a rank of its machine (registration/
+// rank_socket.cpp). The new image's time trap is the first one's, which survives exec.
+void LocalRanks::reattach(LocalRank& r)
+{
+    wire::Hello hello{};
+    if (recv(r.socket_fd, &hello, sizeof hello, MSG_DONTWAIT) != sizeof hello || !(hello.flags & wire::kHelloReattach) ||
+        hello.pid != r.pid || hello.version != wire::kVersion)
+        return;  // malformed: ignored, the rank keeps running
+    int fds[2] = {r.slot_fd, doorbell_fd_};
+    if (!wire::send_with_fds(r.socket_fd, &r.welcome, sizeof r.welcome, fds, 2)) return;
+    pollfd watched{r.socket_fd, POLLIN, 0};
+    int32_t kind = 0;
+    int trap = -1;
+    if (poll(&watched, 1, 10000) > 0 && wire::receive_with_fds(r.socket_fd, &kind, sizeof kind, &trap, 1) && trap >= 0)
+        close(trap);
 }
 
 void LocalRanks::relay(const std::atomic<bool>& stop)

@@ -55,6 +55,7 @@ public:
 
 private:
     void register_rank(int fd);
+    void reattach(LocalRank& r);
     LocalRank* find(int32_t rank);
     void relay_once(std::vector<uint8_t>& delta);
 

@@ -8,7 +8,8 @@ dealt to the machines in turn). A run across machines must end like the one-mach
 same run summary less the host's figures (testkit.run_summary.host_independent).
 
 1. stock Open MPI: mpi_coll on 4 ranks across 2 machines and across 4 (one rank each),
-   mpi_allreduce on 2 ranks across 2 machines;
+   mpi_allreduce on 2 ranks across 2 machines, directly and through a wrapper that execs it
+   (each rank registers, then re-attaches);
 2. raw Portals bootstrapped through PMI-1: pmi_pingpong.c (2 ranks, 8 B and 64 KiB) and
    pmi_allreduce.c (2 ranks across 2 machines, 4 across 4). Under mpirun, PMI-1 comes from
    pmi_over_pmix.c (libportals answers PMI only in spawn mode and forwards it otherwise;
@@ -193,6 +194,9 @@ def stock_open_mpi(runs, check, mpi):
     compare(runs, check, mpi / "mpi_coll", 4, 2, expect="mpi_coll: ok")
     compare(runs, check, mpi / "mpi_coll", 4, 4, expect="mpi_coll: ok")
     compare(runs, check, mpi / "mpi_allreduce", 2, 2, expect="mpi_allreduce: 20 rounds of 1024 doubles on 2 ranks: ok")
+    # Through a wrapper that execs the program: each rank registers, then re-attaches.
+    compare(runs, check, Path("/bin/sh"), 2, 2, expect="mpi_allreduce: 20 rounds of 1024 doubles on 2 ranks: ok",
+            arguments=("-c", f"exec {mpi / 'mpi_allreduce'}"))
 
 
 def raw_portals(runs, check, pingpong, allreduce):
