@@ -99,7 +99,7 @@ def main():
         return 0
     build = Path(a.build).resolve()
     ping_n, reduce_n, ranks, repeat = (2000, 40, a.ranks, a.repeat) if not a.quick else (200, 5, 8, 1)
-    with tempfile.TemporaryDirectory(prefix="s4bxi-multihost-", dir="/var/tmp") as tmp, Machines(4) as machines:
+    with tempfile.TemporaryDirectory(prefix="s4bxi-multihost-", dir="/var/tmp") as tmp, Machines(4, visible=(ROOT, build)) as machines:
         work = Path(tmp)
         binaries, problems = mpi_compare.compile_programs(work, ("mpi_pingpong", "mpi_allreduce"))
         pingpong, allreduce = binaries.get(("mpi", "mpi_pingpong")), binaries.get(("mpi", "mpi_allreduce"))

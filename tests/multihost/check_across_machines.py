@@ -345,7 +345,8 @@ def main(argv):
 
     started = time.monotonic()
     check = Check()
-    with Machines(count=MACHINES) as machines:
+    # A checkout or build under /tmp (a CI's clone) is seen inside the machines all the same.
+    with Machines(count=MACHINES, visible=(HERE.parents[1], build)) as machines:
         print(f"machines {', '.join(f'{m.name} {m.address}' for m in machines)} (run {machines.run_id}); server and "
               f"mpirun in m0", flush=True)
         runs = Runs(launcher, machines)

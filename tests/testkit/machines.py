@@ -16,7 +16,9 @@ A machine has its own network, PID, mount, UTS (hostname m<i>) and IPC namespace
 private tmpfs on /tmp, /dev/shm and /run, so that one machine sees neither another's
 files there, nor its processes, nor its sockets, nor the caller's network interfaces.
 The rest of the file system is shared, like a cluster's network file system: programs
-built by a test must be under `machines.shared` (the caller's /tmp is hidden inside).
+built by a test must be under `machines.shared` (the caller's /tmp is hidden inside), or
+their folder named in `Machines(count, visible=[...])`, which every machine then sees at
+the same path (a checkout or a build under /tmp).
 Each machine has `lo` and `eth0` (10.X.Y.<i+1>/24, X.Y derived from the run id) and a
 private /etc/hosts naming every machine. A machine's namespaces are held by an init
 process (PID 1 of its PID namespace, which reaps orphans as an init does); killing it
@@ -81,13 +83,18 @@ hostname "$1"
 umount -l /sys 2>/dev/null || true
 mount -t sysfs sysfs /sys
 mount --bind "$2" /etc/hosts
+python="$3"; reaper="$4"; stage="$5"; shift 5
+i=0; for path; do mkdir -p "$stage/$i"; mount --bind "$path" "$stage/$i"; i=$((i + 1)); done
 mount -t tmpfs -o mode=1777 s4bxi /tmp
 mount -t tmpfs -o mode=1777 s4bxi /dev/shm
 mount -t tmpfs -o mode=755 s4bxi /run
+i=0; for path; do mkdir -p "$path"; mount --move "$stage/$i" "$path"; i=$((i + 1)); done
 ip link set lo up
 echo ready
-exec "$3" -I -c "$4" </dev/null >/dev/null 2>&1
+exec "$python" -I -c "$reaper" </dev/null >/dev/null 2>&1
 """
+# Where a machine's private /tmp, /dev/shm and /run would hide a folder of the caller's.
+HIDDEN_INSIDE = ("/tmp", "/dev/shm", "/run")
 REAPER = """import os, signal
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
 while True:
@@ -349,10 +356,15 @@ class Machines:
     """`count` machines (module docstring); a context manager that builds them and removes
     them, processes inside included."""
 
-    def __init__(self, count=2):
+    def __init__(self, count=2, visible=()):
+        """`visible`: folders of the caller's under /tmp, /dev/shm or /run that every machine
+        must see at the same path all the same (a build or a checkout there), as a
+        cluster's shared file system shows them; others are seen anyway."""
         if not 1 <= count <= 250:
             raise ValueError(f"count {count}: from 1 to 250 machines")
         self.count = count
+        self.visible = sorted({str(Path(p).resolve()) for p in visible
+                               if any(str(Path(p).resolve()).startswith(h + "/") for h in HIDDEN_INSIDE)})
         self.run_id = secrets.token_hex(3)
         octets = bytes.fromhex(self.run_id)
         prefix = f"10.{octets[0]}.{octets[1]}"
@@ -414,9 +426,12 @@ class Machines:
             f"{m.address} {m.name}\n" for m in self.machines)
         for m in self.machines:
             (self.state / f"hosts-{m.name}").write_text(hosts)
+            stage = self.state / f"visible-{m.name}"
+            stage.mkdir()
             m._holder = self._hold(m.netns, ["--pid", "--mount", "--uts", "--ipc", "--kill-child=KILL", "--mount-proc",
                                              "--propagation", "private", "sh", "-c", INIT_SCRIPT, "init", m.name,
-                                             str(self.state / f"hosts-{m.name}"), sys.executable, REAPER])
+                                             str(self.state / f"hosts-{m.name}"), sys.executable, REAPER, str(stage),
+                                             *self.visible])
             m.pid = _child_of(m._holder.pid)
             m._pidfd = os.pidfd_open(m.pid)
         bridge = PREFIX + self.run_id
