@@ -57,12 +57,25 @@ bool RemoteProcesses::write_memory(pid_t pid, uint64_t address, const void* buff
     return true;
 }
 
+bool RemoteProcesses::fresh(std::map<std::pair<pid_t, pid_t>, Reading>& cache, pid_t pid, pid_t tid,
+                            Reading& found) const
+{
+    std::lock_guard<std::mutex> hold(mutex_);
+    auto entry = cache.find({pid, tid});
+    if (entry == cache.end() || std::chrono::steady_clock::now() - entry->second.at > kFreshFor) return false;
+    found = entry->second;
+    return true;
+}
+
 char RemoteProcesses::thread_state(pid_t pid, pid_t tid) const
 {
+    Reading reading;
+    if (fresh(states_, pid, tid, reading)) return static_cast<char>(reading.value);
     remote::Result result;
-    return machine_.call(make_call(remote::CallOp::ThreadState, pid, tid), nullptr, 0, result, nullptr)
-               ? static_cast<char>(result.value)
-               : '\0';
+    if (!machine_.call(make_call(remote::CallOp::ThreadState, pid, tid), nullptr, 0, result, nullptr)) return '\0';
+    std::lock_guard<std::mutex> hold(mutex_);
+    states_[{pid, tid}] = {std::chrono::steady_clock::now(), result.value, 0};
+    return static_cast<char>(result.value);
 }
 
 bool RemoteProcesses::read_thread_file(pid_t pid, pid_t tid, const char* name, char* text, size_t size) const
@@ -135,10 +148,16 @@ bool RemoteProcesses::send_signal(pid_t pid, int signal) const
 
 bool RemoteProcesses::read_thread_cpu(pid_t pid, pid_t tid, uint64_t& ns, uint64_t& faults) const
 {
-    remote::Result result;
-    if (!machine_.call(make_call(remote::CallOp::ThreadCpu, pid, tid), nullptr, 0, result, nullptr)) return false;
-    ns = static_cast<uint64_t>(result.value);
-    faults = result.extra;
+    Reading reading;
+    if (!fresh(cpu_, pid, tid, reading)) {
+        remote::Result result;
+        if (!machine_.call(make_call(remote::CallOp::ThreadCpu, pid, tid), nullptr, 0, result, nullptr)) return false;
+        reading = {std::chrono::steady_clock::now(), result.value, result.extra};
+        std::lock_guard<std::mutex> hold(mutex_);
+        cpu_[{pid, tid}] = reading;
+    }
+    ns = static_cast<uint64_t>(reading.value);
+    faults = reading.extra;
     return true;
 }
 

@@ -3,6 +3,11 @@
 // answers, while the server waits (docs/multi-host.md).
 #pragma once
 
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <utility>
+
 #include "host/process_access.hpp"
 
 namespace s4bxi::sim {
@@ -27,7 +32,20 @@ public:
     bool read_thread_cpu(pid_t pid, pid_t tid, uint64_t& ns, uint64_t& faults) const override;
 
 private:
+    // The gate looks at each rank's CPU clock and thread state every millisecond of wall
+    // time (scheduling/gate.cpp); over the network a look costs a round trip. A reading is
+    // reused for kFreshFor, a tenth of the window that takes a rank for blocked outside.
+    static constexpr std::chrono::microseconds kFreshFor{2000};
+    struct Reading {
+        std::chrono::steady_clock::time_point at;
+        int64_t value = 0;
+        uint64_t extra = 0;
+    };
+    bool fresh(std::map<std::pair<pid_t, pid_t>, Reading>& cache, pid_t pid, pid_t tid, Reading& found) const;
+
     MachineLink& machine_;
+    mutable std::mutex mutex_;
+    mutable std::map<std::pair<pid_t, pid_t>, Reading> states_, cpu_;
 };
 
 }  // namespace s4bxi::sim
