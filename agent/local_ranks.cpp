@@ -11,6 +11,7 @@
 #include <new>
 
 #include "s4bxi/fd_passing.hpp"
+#include "s4bxi/rank_hello.hpp"
 #include "s4bxi/slot_futex.hpp"
 
 namespace s4bxi::agent {
@@ -27,15 +28,6 @@ uint8_t* create_shared(const char* name, size_t bytes, int& fd)
     if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) return nullptr;
     void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     return memory == MAP_FAILED ? nullptr : static_cast<uint8_t*>(memory);
-}
-
-void refuse(int fd, const char* reason)
-{
-    wire::Welcome welcome{};
-    welcome.status = 1;
-    std::snprintf(welcome.reason, sizeof welcome.reason, "%s", reason);
-    wire::send_with_fds(fd, &welcome, sizeof welcome, nullptr, 0);
-    close(fd);
 }
 
 }  // namespace
@@ -77,20 +69,16 @@ void LocalRanks::serve_registrations(int listen_fd, const std::atomic<bool>& sto
 void LocalRanks::register_rank(int fd)
 {
     wire::Hello hello{};
-    pollfd watched{fd, POLLIN, 0};
-    if (poll(&watched, 1, 5000) <= 0 || recv(fd, &hello, sizeof hello, 0) != sizeof hello) {
-        close(fd);
-        return;
+    switch (wire::receive_hello(fd, hello)) {
+    case wire::HelloReceipt::Nothing: close(fd); return;
+    case wire::HelloReceipt::WrongPeer: return wire::refuse_rank(fd, wire::kWrongPeerRefusal);
+    case wire::HelloReceipt::Received: break;
     }
-    ucred peer{};
-    socklen_t length = sizeof peer;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != getuid() || peer.pid != hello.pid)
-        return refuse(fd, "registration refused: peer credentials do not match");
-    if (hello.flags & wire::kHelloReattach) return refuse(fd, "re-attach of a rank that never registered");
+    if (hello.flags & wire::kHelloReattach) return wire::refuse_rank(fd, "re-attach of a rank that never registered");
     std::unique_lock<std::mutex> hold(mutex_);
     if (find(hello.rank)) {
         hold.unlock();
-        return refuse(fd, "this rank registered twice on this machine");
+        return wire::refuse_rank(fd, "this rank registered twice on this machine");
     }
     auto record = std::make_unique<LocalRank>();
     LocalRank& r = *record;
@@ -99,22 +87,22 @@ void LocalRanks::register_rank(int fd)
     r.socket_fd = fd;
     ranks_[hello.rank] = std::move(record);
     hold.unlock();
-    if (!server_.send(remote::Kind::RankHello, {{&hello, sizeof hello}})) return refuse(fd, "the server is gone");
+    if (!server_.send(remote::Kind::RankHello, {{&hello, sizeof hello}})) return wire::refuse_rank(fd, "the server is gone");
     hold.lock();
     if (!answered_.wait_for(hold, kWelcomeWait, [&r] { return r.answered; })) {
         hold.unlock();
-        return refuse(fd, "no answer from the server within 30 s");
+        return wire::refuse_rank(fd, "no answer from the server within 30 s");
     }
     wire::Welcome welcome = r.welcome;
     hold.unlock();
     if (welcome.status != 0) {
         welcome.reason[sizeof welcome.reason - 1] = '\0';
-        return refuse(fd, welcome.reason);
+        return wire::refuse_rank(fd, welcome.reason);
     }
     int fds[2] = {r.slot_fd, doorbell_fd_};
     if (!wire::send_with_fds(fd, &welcome, sizeof welcome, fds, 2)) return;  // gone: the relay sees it
     // The rank's second message: its time trap's listener, if it has one.
-    watched = {fd, POLLIN, 0};
+    pollfd watched{fd, POLLIN, 0};
     int32_t kind = 0;
     int trap = -1;
     if (poll(&watched, 1, 10000) > 0 && wire::receive_with_fds(fd, &kind, sizeof kind, &trap, 1) && trap >= 0)

@@ -12,37 +12,10 @@
 #include <stdexcept>
 
 #include "process_service.hpp"
+#include "s4bxi/host_port.hpp"
+#include "tcp_connect.hpp"
 
 namespace s4bxi::agent {
-
-namespace {
-
-std::string describe(const sockaddr* address, socklen_t length)
-{
-    char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
-    if (getnameinfo(address, length, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-        return "";
-    return address->sa_family == AF_INET6 ? "[" + std::string(host) + "]:" + port : std::string(host) + ":" + port;
-}
-
-std::pair<std::string, std::string> split(const std::string& address)
-{
-    if (!address.empty() && address.front() == '[') {
-        size_t close = address.find("]:");
-        return {address.substr(1, close - 1), close == std::string::npos ? "" : address.substr(close + 2)};
-    }
-    size_t colon = address.rfind(':');
-    return {address.substr(0, colon), colon == std::string::npos ? "" : address.substr(colon + 1)};
-}
-
-remote::Hello greeting(const std::string& secret)
-{
-    remote::Hello hello;
-    std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));
-    return hello;
-}
-
-}  // namespace
 
 PayloadPeers::PayloadPeers(const std::string& local_address, std::string secret) : secret_(std::move(secret))
 {
@@ -61,7 +34,7 @@ PayloadPeers::PayloadPeers(const std::string& local_address, std::string secret)
     sockaddr_storage local{};
     socklen_t length = sizeof local;
     getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&local), &length);
-    address_ = describe(reinterpret_cast<sockaddr*>(&local), length);
+    address_ = remote::describe_address(reinterpret_cast<sockaddr*>(&local), length);
     acceptor_ = std::thread([this] { accept_peers(); });
 }
 
@@ -119,23 +92,14 @@ remote::FrameStream* PayloadPeers::peer(const std::string& machine)
 {
     auto& stream = peers_[machine];
     if (stream) return stream.get();
-    auto [host, port] = split(machine);
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || !found) return nullptr;
-    int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    bool connected = fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0;
-    freeaddrinfo(found);
-    if (!connected) {
-        if (fd >= 0) close(fd);
+    std::string why;
+    int fd = connect_tcp(machine, why);
+    if (fd < 0) {
         peers_.erase(machine);
         return nullptr;
     }
-    int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     stream = std::make_unique<remote::FrameStream>(fd);
-    remote::Hello hello = greeting(secret_);
+    remote::Hello hello = remote::greeting(secret_);
     if (!stream->send(remote::Kind::Hello, {{&hello, sizeof hello}})) {
         close(fd);
         peers_.erase(machine);

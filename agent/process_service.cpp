@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,43 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "s4bxi/process_vm.hpp"
 #include "s4bxi/thread_state.hpp"
 
 namespace s4bxi::agent {
 
 namespace {
-
-template <class Transfer>
-bool transfer_all(Transfer transfer, pid_t pid, uint64_t address, uint8_t* local, uint64_t length)
-{
-    while (length > 0) {
-        iovec here{local, static_cast<size_t>(length)};
-        iovec there{reinterpret_cast<void*>(address), static_cast<size_t>(length)};
-        ssize_t moved = transfer(pid, &here, 1, &there, 1, 0);
-        if (moved <= 0) return false;
-        local += moved;
-        address += static_cast<uint64_t>(moved);
-        length -= static_cast<uint64_t>(moved);
-    }
-    return true;
-}
-
-// A number after `key` in /proc/PID/status or /proc/PID/task/TID/status; 0 if not found.
-uint64_t status_figure(const char* path, const char* key)
-{
-    FILE* file = std::fopen(path, "re");
-    if (!file) return 0;
-    char line[256];
-    uint64_t value = 0;
-    size_t key_length = std::strlen(key);
-    while (std::fgets(line, sizeof line, file))
-        if (std::strncmp(line, key, key_length) == 0) {
-            value = std::strtoull(line + key_length, nullptr, 10);
-            break;
-        }
-    std::fclose(file);
-    return value;
-}
 
 // sum_exec_runtime (ns) from schedstat, else utime + stime from stat; and the page faults.
 void thread_cpu(pid_t pid, pid_t tid, remote::Result& result)
@@ -57,12 +25,8 @@ void thread_cpu(pid_t pid, pid_t tid, remote::Result& result)
     if (read_thread_file(pid, tid, "stat", text, sizeof text)) {
         unsigned long long faults = 0;
         if (stat_page_faults(text, faults)) result.extra = faults;
-        if (result.value == 0) {
-            const char* fields = stat_after_name(text);
-            unsigned long long user = 0, system = 0;
-            if (fields && std::sscanf(fields, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &system) == 2)
-                result.value = static_cast<int64_t>((user + system) * (1'000'000'000ull / sysconf(_SC_CLK_TCK)));
-        }
+        uint64_t ns = 0;
+        if (result.value == 0 && stat_cpu_ns(text, ns)) result.value = static_cast<int64_t>(ns);
     }
 }
 
@@ -78,11 +42,11 @@ void carry_out(const remote::Call& call, const uint8_t* bytes, size_t length, re
     case remote::CallOp::ReadMemory:
         if (call.length > remote::kMaxTransfer) break;
         out.resize(call.length);
-        result.value = transfer_all(process_vm_readv, pid, call.address, out.data(), call.length);
+        result.value = read_process_memory(pid, call.address, out.data(), call.length);
         if (!result.value) out.clear();
         break;
     case remote::CallOp::WriteMemory:
-        result.value = transfer_all(process_vm_writev, pid, call.address, const_cast<uint8_t*>(bytes), length);
+        result.value = write_process_memory(pid, call.address, bytes, length);
         break;
     case remote::CallOp::ThreadState: result.value = thread_state(pid, tid); break;
     case remote::CallOp::ReadThreadFile: {
@@ -110,11 +74,11 @@ void carry_out(const remote::Call& call, const uint8_t* bytes, size_t length, re
     }
     case remote::CallOp::PeakResident:
         std::snprintf(path, sizeof path, "/proc/%d/status", pid);
-        result.value = static_cast<int64_t>(status_figure(path, "VmHWM:") * 1024);
+        result.value = static_cast<int64_t>(proc_status_figure(path, "VmHWM:") * 1024);
         break;
     case remote::CallOp::InvoluntarySwitches:
         std::snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
-        result.value = static_cast<int64_t>(status_figure(path, "nonvoluntary_ctxt_switches:"));
+        result.value = static_cast<int64_t>(proc_status_figure(path, "nonvoluntary_ctxt_switches:"));
         break;
     case remote::CallOp::Signal: result.value = kill(pid, static_cast<int>(call.length)) == 0; break;
     case remote::CallOp::ThreadAlive: result.value = syscall(SYS_tgkill, pid, tid, 0) == 0 || errno != ESRCH; break;

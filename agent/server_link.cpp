@@ -14,51 +14,21 @@
 #include "local_ranks.hpp"
 #include "payload_peers.hpp"
 #include "process_service.hpp"
+#include "tcp_connect.hpp"
 
 namespace s4bxi::agent {
 
 namespace {
 
-std::pair<std::string, std::string> split(const std::string& address)
-{
-    if (!address.empty() && address.front() == '[') {
-        size_t close = address.find("]:");
-        if (close == std::string::npos) throw std::runtime_error("server address " + address + ": want [ADDRESS]:PORT");
-        return {address.substr(1, close - 1), address.substr(close + 2)};
-    }
-    size_t colon = address.rfind(':');
-    if (colon == std::string::npos) throw std::runtime_error("server address " + address + ": want HOST:PORT");
-    return {address.substr(0, colon), address.substr(colon + 1)};
-}
-
-
 }  // namespace
 
 std::unique_ptr<remote::FrameStream> connect_to_server(const std::string& address, const std::string& secret)
 {
-    auto [host, port] = split(address);
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
-        throw std::runtime_error("server address " + address + ": " + gai_strerror(rc));
-    int fd = -1;
-    std::string why = "no address";
-    for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            why = std::strerror(errno);
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(found);
+    std::string why;
+    int fd = connect_tcp(address, why);
     if (fd < 0) throw std::runtime_error("cannot reach the server at " + address + ": " + why);
-    int on = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);  // requests and replies are small and waited for
     auto stream = std::make_unique<remote::FrameStream>(fd);
-    remote::Hello hello;
-    std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));  // no NUL: all 64 count
+    remote::Hello hello = remote::greeting(secret);
     char machine[64] = {};
     gethostname(machine, sizeof machine - 1);
     remote::set_text(hello.machine, machine);
@@ -121,17 +91,7 @@ std::string serve_server(remote::FrameStream& server, LocalRanks& ranks, Payload
     std::vector<uint8_t> body, out;
     std::string problem;
     remote::time_out_receives(server.fd());
-    int silent = 0;  // seconds without a frame
-    while (true) {
-        if (!server.receive(header, body, problem)) {
-            if (!server.timed_out()) break;
-            if (++silent >= remote::kSilenceSeconds)
-                return "no word from the server for " + std::to_string(remote::kSilenceSeconds) +
-                       " s (a network partition, or the server stopped)";
-            server.send(remote::Kind::Beat, {});
-            continue;
-        }
-        silent = 0;
+    while (server.receive_or_beat(header, body, problem, "the server")) {
         size_t at = 0;
         switch (static_cast<remote::Kind>(header.kind)) {
         case remote::Kind::Beat: break;

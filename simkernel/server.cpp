@@ -33,6 +33,7 @@
 #include "registration/machine_link.hpp"
 #include "registration/rank_socket.hpp"
 #include "registration/remote_listener.hpp"
+#include "s4bxi/rank_hello.hpp"
 #include "s4bxi/remote_wire.hpp"
 #include "run/context.hpp"
 #include "scheduling/gate.hpp"
@@ -234,16 +235,11 @@ void Server::accept_rank(int fd)
     Context& ctx = context();
     const Config& config = ctx.config;
     wire::Hello hello{};
-    pollfd pfd{fd, POLLIN, 0};
-    if (poll(&pfd, 1, 5000) <= 0 || recv(fd, &hello, sizeof hello, 0) != sizeof hello) {
-        close(fd);
-        return;
+    switch (wire::receive_hello(fd, hello)) {
+    case wire::HelloReceipt::Nothing: close(fd); return;
+    case wire::HelloReceipt::WrongPeer: return refuse(fd, wire::kWrongPeerRefusal);
+    case wire::HelloReceipt::Received: break;
     }
-    ucred peer{};
-    socklen_t length = sizeof peer;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != getuid() ||
-        peer.pid != hello.pid)
-        return refuse(fd, "registration refused: peer credentials do not match");
     std::string refusal;
     std::unique_ptr<RankRecord> record = admit(hello, refusal);
     if (!record) return refuse(fd, refusal);

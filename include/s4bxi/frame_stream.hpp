@@ -83,6 +83,23 @@ public:
         return true;
     }
 
+    // receive(), but a silence of the peer's is answered with a beat every kBeatSeconds
+    // (the socket's receive timeout: time_out_receives) and taken for its loss after
+    // kSilenceSeconds, which `problem` then says, naming the peer as `who`.
+    bool receive_or_beat(FrameHeader& header, std::vector<uint8_t>& body, std::string& problem, const char* who)
+    {
+        for (int silent = 0;;) {
+            if (receive(header, body, problem)) return true;
+            if (!timed_out()) return false;
+            if (++silent >= kSilenceSeconds) {
+                problem = std::string("no word from ") + who + " for " + std::to_string(kSilenceSeconds) +
+                          " s (a network partition, or it stopped)";
+                return false;
+            }
+            send(Kind::Beat, {});
+        }
+    }
+
 private:
     bool send_all(iovec* pieces, int count)
     {

@@ -161,6 +161,14 @@ inline bool same_secret(std::string_view expected, const char (&offered)[kSecret
     return difference == 0;
 }
 
+// A greeting with the run's secret, all of its 64 characters (no NUL: the field is exact).
+inline Hello greeting(std::string_view secret)
+{
+    Hello hello;
+    std::memcpy(hello.secret, secret.data(), std::min(secret.size(), sizeof hello.secret));
+    return hello;
+}
+
 // What is wrong with a greeting's header, or empty.
 inline std::string header_problem(const FrameHeader& header)
 {

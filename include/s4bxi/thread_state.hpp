@@ -3,8 +3,12 @@
 // rank side (does the simulated thread wait for something of its own?).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 
 namespace s4bxi {
 
@@ -40,6 +44,37 @@ inline bool stat_page_faults(const char* text, unsigned long long& faults)
         return false;
     faults = minor + major;
     return true;
+}
+
+// The thread's CPU time in ns from its stat text, utime + stime (fields 14 and 15, clock
+// ticks): what a kernel without CONFIG_SCHED_INFO (no schedstat) gives; false if unreadable.
+inline bool stat_cpu_ns(const char* text, uint64_t& ns)
+{
+    const char* fields = stat_after_name(text);
+    unsigned long long utime = 0, stime = 0;
+    if (!fields || std::sscanf(fields, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        return false;
+    static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+    ns = (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
+    return true;
+}
+
+// The number after `key` ("VmHWM:", "nonvoluntary_ctxt_switches:") in a /proc status file
+// (/proc/PID/status, /proc/PID/task/TID/status); 0 when it is not there.
+inline uint64_t proc_status_figure(const char* path, const char* key)
+{
+    FILE* file = std::fopen(path, "re");
+    if (!file) return 0;
+    char line[256];
+    uint64_t value = 0;
+    size_t key_length = std::strlen(key);
+    while (std::fgets(line, sizeof line, file))
+        if (std::strncmp(line, key, key_length) == 0) {
+            value = std::strtoull(line + key_length, nullptr, 10);
+            break;
+        }
+    std::fclose(file);
+    return value;
 }
 
 // The scheduler state of a thread ('R' running or runnable, 'S' sleeping, 'D'

@@ -3,55 +3,18 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
+#include "s4bxi/process_vm.hpp"
 #include "s4bxi/thread_state.hpp"
 
 namespace s4bxi::sim {
-namespace {
-
-// A cross-memory copy moves at most what the kernel takes at once: go on from there.
-template <class Transfer>
-bool transfer_all(Transfer transfer, pid_t pid, uint64_t address, void* buffer, uint64_t length)
-{
-    auto* local = static_cast<char*>(buffer);
-    while (length > 0) {
-        iovec here{local, static_cast<size_t>(length)};
-        iovec there{reinterpret_cast<void*>(address), static_cast<size_t>(length)};
-        ssize_t moved = transfer(pid, &here, 1, &there, 1, 0);
-        if (moved <= 0) return false;
-        local += moved;
-        address += static_cast<uint64_t>(moved);
-        length -= static_cast<uint64_t>(moved);
-    }
-    return true;
-}
-
-// The number after `key` in a /proc status file; 0 when it is not there.
-uint64_t status_field(const std::string& path, const std::string& key)
-{
-    std::ifstream status(path);
-    std::string word;
-    while (status >> word) {
-        if (word == key) {
-            uint64_t value = 0;
-            status >> value;
-            return value;
-        }
-        status.ignore(1 << 16, '\n');
-    }
-    return 0;
-}
-
-}  // namespace
 
 bool ProcessAccess::thread_waits_for_seccomp_supervisor(pid_t pid, pid_t tid) const
 {
@@ -62,12 +25,12 @@ bool ProcessAccess::thread_waits_for_seccomp_supervisor(pid_t pid, pid_t tid) co
 
 bool LocalProcesses::read_memory(pid_t pid, uint64_t address, void* buffer, uint64_t length) const
 {
-    return transfer_all(process_vm_readv, pid, address, buffer, length);
+    return read_process_memory(pid, address, buffer, length);
 }
 
 bool LocalProcesses::write_memory(pid_t pid, uint64_t address, const void* buffer, uint64_t length) const
 {
-    return transfer_all(process_vm_writev, pid, address, const_cast<void*>(buffer), length);
+    return write_process_memory(pid, address, buffer, length);
 }
 
 char LocalProcesses::thread_state(pid_t pid, pid_t tid) const
@@ -110,13 +73,13 @@ ProcessThreads LocalProcesses::process_threads(pid_t pid) const
 
 uint64_t LocalProcesses::peak_resident_bytes(pid_t pid) const
 {
-    return status_field("/proc/" + std::to_string(pid) + "/status", "VmHWM:") * 1024;  // in KiB
+    return proc_status_figure(("/proc/" + std::to_string(pid) + "/status").c_str(), "VmHWM:") * 1024;  // in KiB
 }
 
 uint64_t LocalProcesses::involuntary_switches(pid_t pid, pid_t tid) const
 {
-    return status_field("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status",
-                        "nonvoluntary_ctxt_switches:");
+    return proc_status_figure(("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/status").c_str(),
+                              "nonvoluntary_ctxt_switches:");
 }
 
 bool LocalProcesses::send_signal(pid_t pid, int signal) const

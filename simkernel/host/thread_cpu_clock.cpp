@@ -82,14 +82,7 @@ uint64_t ThreadCpuClock::now_ns() const
             return std::strtoull(buffer, nullptr, 10);
         }
     }
-    // utime is field 14, stime 15.
-    unsigned long long utime = 0, stime = 0;
-    if (const char* p = stat_fields(stat_fd_, buffer, sizeof buffer);
-        p && std::sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2) {
-        static const long ticks = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-        return (utime + stime) * (1000000000ull / static_cast<unsigned long long>(ticks));
-    }
-    return 0;
+    return stat_fields(stat_fd_, buffer, sizeof buffer) && stat_cpu_ns(buffer, ns) ? ns : 0;
 }
 
 uint64_t ThreadCpuClock::page_faults() const

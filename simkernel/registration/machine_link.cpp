@@ -176,17 +176,7 @@ void MachineLink::read_frames()
     remote::FrameHeader header;
     std::vector<uint8_t> body;
     std::string problem;
-    int silent = 0;  // seconds without a frame
-    while (true) {
-        if (!stream_.receive(header, body, problem)) {
-            if (!stream_.timed_out()) break;
-            if (++silent >= remote::kSilenceSeconds)
-                return lost(fmt::format("no word from its agent for {} s (a network partition, or the machine stopped)",
-                                        remote::kSilenceSeconds));
-            stream_.send(remote::Kind::Beat, {});
-            continue;
-        }
-        silent = 0;
+    while (stream_.receive_or_beat(header, body, problem, "its agent")) {
         size_t at = 0;
         switch (static_cast<remote::Kind>(header.kind)) {
         case remote::Kind::Beat: break;

@@ -9,6 +9,7 @@
 
 #include "run/context.hpp"
 #include "s4bxi/fd_passing.hpp"
+#include "s4bxi/rank_hello.hpp"
 #include "services/rank_delivery.hpp"
 
 namespace s4bxi::sim {
@@ -21,11 +22,7 @@ bool send_welcome(int fd, const wire::Welcome& welcome, int slot_fd, int doorbel
 
 void refuse(int fd, const std::string& reason)
 {
-    wire::Welcome welcome{};
-    welcome.status = 1;
-    std::snprintf(welcome.reason, sizeof welcome.reason, "%s", reason.c_str());
-    send_welcome(fd, welcome, -1, -1);
-    close(fd);
+    wire::refuse_rank(fd, reason.c_str());
 }
 
 // The rank's second message: whether it installed the time trap, with its listener fd.

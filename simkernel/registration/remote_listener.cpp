@@ -16,36 +16,17 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "s4bxi/host_port.hpp"
 #include "s4bxi/remote_wire.hpp"
 
 namespace s4bxi::sim {
 
 namespace {
 
-// "HOST:PORT", "[V6]:PORT", "HOST" -> (host, port).
-std::pair<std::string, std::string> split_address(const std::string& address)
-{
-    if (!address.empty() && address.front() == '[') {
-        size_t close = address.find(']');
-        if (close == std::string::npos) throw std::runtime_error(fmt::format("--listen {}: no ']'", address));
-        std::string rest = address.substr(close + 1);
-        if (!rest.empty() && rest.front() != ':')
-            throw std::runtime_error(fmt::format("--listen {}: want [ADDRESS]:PORT", address));
-        return {address.substr(1, close - 1), rest.empty() ? "0" : rest.substr(1)};
-    }
-    size_t colon = address.rfind(':');
-    if (colon == std::string::npos) return {address, "0"};
-    if (address.find(':') != colon)
-        throw std::runtime_error(fmt::format("--listen {}: an IPv6 address goes in brackets, [ADDRESS]:PORT", address));
-    return {address.substr(0, colon), address.substr(colon + 1)};
-}
-
 std::string describe(const sockaddr* address, socklen_t length)
 {
-    char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
-    if (getnameinfo(address, length, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-        return "an unknown address";
-    return address->sa_family == AF_INET6 ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+    std::string text = remote::describe_address(address, length);
+    return text.empty() ? "an unknown address" : text;
 }
 
 // Reads exactly `size` bytes before `deadline`; false on a timeout, an error or an early end.
@@ -78,7 +59,10 @@ RemoteListener::RemoteListener(const std::string& address, std::string secret, A
     if (!remote::secret_well_formed(secret_))
         throw std::runtime_error(fmt::format("--listen {}: the run's secret ({}) is missing or malformed", address,
                                              remote::kSecretVariable));
-    auto [host, port] = split_address(address);
+    remote::HostPort split = remote::split_host_port(address);
+    if (!split.problem.empty()) throw std::runtime_error(fmt::format("--listen {}: {}", address, split.problem));
+    const std::string& host = split.host;
+    const std::string& port = split.port;
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
