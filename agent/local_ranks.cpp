@@ -178,28 +178,25 @@ void LocalRanks::relay_once(std::vector<uint8_t>& delta)
         for (auto& [rank, r] : ranks_)
             if (r->active && !r->gone) ranks.push_back(r.get());
     }
-    for (LocalRank* r : ranks) {
+    auto ship = [&](const LocalRank& r) {
         delta.clear();
-        if (r->sync->collect(delta) > 0) {
-            remote::RankHeader header{r->rank, 0};
-            server_.send(remote::Kind::Delta, {{&header, sizeof header}, {delta.data(), delta.size()}});
-        }
-        // Its registration socket ends with the process (or an exec that lost it), or
-        // carries the hello of the program the rank exec'd.
+        if (r.sync->collect(delta) == 0) return;
+        remote::RankHeader header{r.rank, 0};
+        server_.send(remote::Kind::Delta, {{&header, sizeof header}, {delta.data(), delta.size()}});
+    };
+    for (LocalRank* r : ranks) {
+        ship(*r);
+        // Its registration socket carries the hello of the program the rank exec'd, or
+        // ends with the process (or an exec that lost it).
         pollfd watched{r->socket_fd, POLLIN, 0};
+        if (poll(&watched, 1, 0) <= 0) continue;
         char byte;
-        if (poll(&watched, 1, 0) > 0 && !(watched.revents & (POLLHUP | POLLERR)) &&
-            recv(r->socket_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+        bool hung_up = watched.revents & (POLLHUP | POLLERR);
+        ssize_t waiting = hung_up ? 0 : recv(r->socket_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (waiting > 0) {
             reattach(*r);
-            continue;
-        }
-        if (poll(&watched, 1, 0) > 0 && (watched.revents & (POLLHUP | POLLERR) ||
-                                         recv(r->socket_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0)) {
-            delta.clear();
-            if (r->sync->collect(delta) > 0) {  // its last writes before its end
-                remote::RankHeader header{r->rank, 0};
-                server_.send(remote::Kind::Delta, {{&header, sizeof header}, {delta.data(), delta.size()}});
-            }
+        } else if (waiting == 0) {
+            ship(*r);  // its last writes before its end
             remote::RankHeader gone{r->rank, static_cast<int32_t>(remote::RankGoneStatus::Closed)};
             server_.send(remote::Kind::RankGone, {{&gone, sizeof gone}});
             std::lock_guard<std::mutex> hold(mutex_);

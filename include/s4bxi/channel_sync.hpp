@@ -187,7 +187,14 @@ private:
         if (ct_limit_) all.push_back({ct_offset(0), ct_limit_ * sizeof(wire::CtMirror)});
         all.push_back({wire::kMirrorOffset + offsetof(wire::Mirror, entry_slots_used), 4});
         if (entry_limit_) all.push_back({entry_offset(0), entry_limit_ * sizeof(wire::EntrySlot)});
-        all.push_back({wire::kCallRecordsOffset, sizeof(wire::CallRecordRing)});
+        // The ring's records change only before its head moves (the rank writes them, then
+        // the head): 52 KB looked at only then, not at every exchange.
+        size_t head = wire::kCallRecordsOffset + offsetof(wire::CallRecordRing, head);
+        uint64_t live_head;
+        std::memcpy(&live_head, live_ + head, sizeof live_head);
+        size_t records = offsetof(wire::CallRecordRing, records);
+        all.push_back({wire::kCallRecordsOffset,
+                       live_head != copy_word<uint64_t>(head) ? sizeof(wire::CallRecordRing) : records});
         return all;
     }
 
