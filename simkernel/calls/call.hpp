@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "calls/portals_engine.hpp"
@@ -153,6 +154,20 @@ private:
     // proxy is registered as a waiter, and the wake-up would be lost.
     // Returns true when PtlAbort interrupted the wait.
     bool wait_for_activity(std::unique_lock<sg4::Mutex>& lock, double deadline)
+    {
+        try {
+            return wait_for_activity_unguarded(lock, deadline);
+        } catch (const simgrid::ForcefulKillException&) {
+            // Killed here (its rank died, or its machine was lost): a dying actor's simcall
+            // throws again, and the lock's destructor would unlock by a simcall, from a
+            // destructor, which ends the server (terminate). The mutex was given up for the
+            // wait and not taken back; the actor and its rank are gone.
+            (void)lock.release();
+            throw;
+        }
+    }
+
+    bool wait_for_activity_unguarded(std::unique_lock<sg4::Mutex>& lock, double deadline)
     {
         if (ticket_ && !ticket_->parked) {
             g_scheduling_hooks.park_if_needed(r_, request_, *ticket_);
