@@ -2,10 +2,13 @@
 //
 // A rank that s4bxi-launch started itself (spawn mode) has no process manager but the
 // simulation: its rank and the world size come from its registration, the key-value space
-// and PMI_Barrier from the server (simkernel/services/pmi_service.hpp). Being preloaded, these
-// definitions win over a real libpmi's; so anywhere else (command mode under mpirun or
-// srun, a process that is not a rank) they must not shadow it: each call goes to the next
-// definition in the lookup order, or fails saying it is not supported.
+// and PMI_Barrier from the server (simkernel/services/pmi_service.hpp). So has a rank that
+// a process manager without PMI-1 started: Open MPI's mpirun offers PMIx only, and an
+// OpenSHMEM or raw Portals program built on PMI-1 finds no library for it there. Being
+// preloaded, these definitions win over a real libpmi's; so where one is loaded (srun with
+// Slurm's libpmi, a cluster's), or in a process that is not a rank, they must not shadow
+// it: each call goes to the next definition in the lookup order, or fails saying it is not
+// supported.
 #include <pmi.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -49,7 +52,7 @@ int forward(const char* name, Args... args)
     static const auto next = reinterpret_cast<decltype(Entry)>(dlsym(RTLD_NEXT, name));
     if (next) return next(args...);
     char what[160];
-    std::snprintf(what, sizeof what, "%s outside a rank started by s4bxi-launch -n, and no other PMI library is loaded",
+    std::snprintf(what, sizeof what, "%s outside a rank of the run, and no other PMI library is loaded",
                   name);
     return not_supported(what);
 }
@@ -89,30 +92,39 @@ int set_int(int* out, int value)
     return PMI_SUCCESS;
 }
 
+// Whether the server answers this process's PMI-1 calls: a rank of the run, started by
+// s4bxi-launch, or by a launcher whose PMI-1, if any, is not loaded.
+bool served_by_server()
+{
+    if (launched_rank()) return true;
+    static const bool no_other_pmi = dlsym(RTLD_NEXT, "PMI_Init") == nullptr;
+    return no_other_pmi && s4bxi::interpose::rank_id() >= 0 && s4bxi::interpose::world_size() > 0;
+}
+
 }  // namespace
 
-// Every entry point starts with this: outside a spawn-mode rank, the real PMI answers.
-#define PMI_FORWARD_UNLESS_LAUNCHED(entry, ...) \
-    if (!launched_rank()) return forward<&entry>(#entry __VA_OPT__(, ) __VA_ARGS__)
+// Every entry point starts with this: where another PMI-1 library serves, it answers.
+#define PMI_FORWARD_UNLESS_SERVED(entry, ...) \
+    if (!served_by_server()) return forward<&entry>(#entry __VA_OPT__(, ) __VA_ARGS__)
 #define PMI_REQUIRE_INIT() \
     if (!g_initialized) return PMI_ERR_INIT
 
 S4BXI_API int PMI_Init(int* spawned)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Init, spawned);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Init, spawned);
     g_initialized = true;
     return set_int(spawned, PMI_FALSE);  // s4bxi-launch is no PMI_Spawn_multiple
 }
 
 S4BXI_API int PMI_Initialized(PMI_BOOL* initialized)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Initialized, initialized);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Initialized, initialized);
     return set_int(initialized, g_initialized ? PMI_TRUE : PMI_FALSE);
 }
 
 S4BXI_API int PMI_Finalize(void)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Finalize);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Finalize);
     PMI_REQUIRE_INIT();
     g_initialized = false;
     return PMI_SUCCESS;
@@ -120,42 +132,42 @@ S4BXI_API int PMI_Finalize(void)
 
 S4BXI_API int PMI_Get_size(int* size)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Get_size, size);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Get_size, size);
     PMI_REQUIRE_INIT();
     return set_int(size, s4bxi::interpose::world_size());
 }
 
 S4BXI_API int PMI_Get_rank(int* rank)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Get_rank, rank);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Get_rank, rank);
     PMI_REQUIRE_INIT();
     return set_int(rank, s4bxi::interpose::rank_id());
 }
 
 S4BXI_API int PMI_Get_universe_size(int* size)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Get_universe_size, size);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Get_universe_size, size);
     PMI_REQUIRE_INIT();
     return set_int(size, s4bxi::interpose::world_size());
 }
 
 S4BXI_API int PMI_Get_appnum(int* appnum)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Get_appnum, appnum);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Get_appnum, appnum);
     PMI_REQUIRE_INIT();
     return set_int(appnum, 0);  // one program per run
 }
 
 S4BXI_API int PMI_Barrier(void)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Barrier);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Barrier);
     PMI_REQUIRE_INIT();
     return call(wire::Op::PmiBarrier, nullptr, 0).rc;
 }
 
 S4BXI_API int PMI_Abort(int exit_code, const char error_msg[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Abort, exit_code, error_msg);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Abort, exit_code, error_msg);
     // The server ends the run at once and the launcher exits with `exit_code` (docs/usage.md
     // "Exit status"); the message goes into the server's one-line diagnosis.
     wire::AbortArgs args{};
@@ -171,32 +183,32 @@ S4BXI_API int PMI_Abort(int exit_code, const char error_msg[])
 
 S4BXI_API int PMI_KVS_Get_my_name(char kvsname[], int length)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Get_my_name, kvsname, length);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Get_my_name, kvsname, length);
     PMI_REQUIRE_INIT();
     return copy_out(kKvsName, kvsname, length);
 }
 
 S4BXI_API int PMI_KVS_Get_name_length_max(int* length)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Get_name_length_max, length);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Get_name_length_max, length);
     return set_int(length, static_cast<int>(wire::kPmiNameBytes));
 }
 
 S4BXI_API int PMI_KVS_Get_key_length_max(int* length)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Get_key_length_max, length);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Get_key_length_max, length);
     return set_int(length, static_cast<int>(wire::kPmiKeyBytes));
 }
 
 S4BXI_API int PMI_KVS_Get_value_length_max(int* length)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Get_value_length_max, length);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Get_value_length_max, length);
     return set_int(length, static_cast<int>(wire::kPmiValueBytes));
 }
 
 S4BXI_API int PMI_KVS_Put(const char kvsname[], const char key[], const char value[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Put, kvsname, key, value);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Put, kvsname, key, value);
     wire::PmiKvsArgs args{};
     if (int rc = kvs_request(kvsname, key, args); rc != PMI_SUCCESS) return rc;
     if (!value) return PMI_ERR_INVALID_VAL;
@@ -207,13 +219,13 @@ S4BXI_API int PMI_KVS_Put(const char kvsname[], const char key[], const char val
 
 S4BXI_API int PMI_KVS_Commit(const char kvsname[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Commit, kvsname);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Commit, kvsname);
     return check_kvs(kvsname);  // every put is already in the server
 }
 
 S4BXI_API int PMI_KVS_Get(const char kvsname[], const char key[], char value[], int length)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_KVS_Get, kvsname, key, value, length);
+    PMI_FORWARD_UNLESS_SERVED(PMI_KVS_Get, kvsname, key, value, length);
     wire::PmiKvsArgs args{};
     if (int rc = kvs_request(kvsname, key, args); rc != PMI_SUCCESS) return rc;
     const wire::Reply& reply = call(wire::Op::PmiKvsGet, &args, sizeof args);
@@ -221,35 +233,35 @@ S4BXI_API int PMI_KVS_Get(const char kvsname[], const char key[], char value[], 
     return copy_out(wire::args_as<wire::PmiKvsArgs>(reply.args).value, value, length);
 }
 
-// Not there yet under spawn mode: they fail, saying so.
+// Not there yet when the server answers: they fail, saying so.
 
 S4BXI_API int PMI_Get_clique_size(int* size)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Get_clique_size, size);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Get_clique_size, size);
     return not_supported("PMI_Get_clique_size");
 }
 
 S4BXI_API int PMI_Get_clique_ranks(int ranks[], int length)
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Get_clique_ranks, ranks, length);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Get_clique_ranks, ranks, length);
     return not_supported("PMI_Get_clique_ranks");
 }
 
 S4BXI_API int PMI_Publish_name(const char service_name[], const char port[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Publish_name, service_name, port);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Publish_name, service_name, port);
     return not_supported("PMI_Publish_name");
 }
 
 S4BXI_API int PMI_Unpublish_name(const char service_name[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Unpublish_name, service_name);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Unpublish_name, service_name);
     return not_supported("PMI_Unpublish_name");
 }
 
 S4BXI_API int PMI_Lookup_name(const char service_name[], char port[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Lookup_name, service_name, port);
+    PMI_FORWARD_UNLESS_SERVED(PMI_Lookup_name, service_name, port);
     return not_supported("PMI_Lookup_name");
 }
 
@@ -257,7 +269,7 @@ S4BXI_API int PMI_Spawn_multiple(int count, const char* cmds[], const char** arg
                                  const int info_keyval_sizes[], const PMI_keyval_t* info_keyval_vectors[],
                                  int preput_keyval_size, const PMI_keyval_t preput_keyval_vector[], int errors[])
 {
-    PMI_FORWARD_UNLESS_LAUNCHED(PMI_Spawn_multiple, count, cmds, argvs, maxprocs, info_keyval_sizes,
+    PMI_FORWARD_UNLESS_SERVED(PMI_Spawn_multiple, count, cmds, argvs, maxprocs, info_keyval_sizes,
                                 info_keyval_vectors, preput_keyval_size, preput_keyval_vector, errors);
     return not_supported("PMI_Spawn_multiple");
 }
