@@ -32,7 +32,7 @@ uint8_t* create_shared(const char* name, size_t bytes, int& fd)
 
 }  // namespace
 
-LocalRanks::LocalRanks(remote::FrameStream& server, TimeTrap& trap) : server_(server), trap_(trap)
+LocalRanks::LocalRanks(remote::FrameStream& server, sim::SeccompSupervisor& trap) : server_(server), trap_(trap)
 {
     auto* memory = create_shared("s4bxi-agent-doorbell", sizeof(wire::Doorbell), doorbell_fd_);
     if (!memory) throw std::runtime_error("cannot create the doorbell");
@@ -42,6 +42,7 @@ LocalRanks::LocalRanks(remote::FrameStream& server, TimeTrap& trap) : server_(se
 LocalRanks::~LocalRanks()
 {
     for (auto& [rank, r] : ranks_) {
+        trap_.remove_rank(rank);  // before its slot goes
         if (r->channel) munmap(r->channel, remote::ChannelSync::kBytes);
         if (r->slot_fd >= 0) close(r->slot_fd);
         if (r->socket_fd >= 0) close(r->socket_fd);
@@ -101,12 +102,16 @@ void LocalRanks::register_rank(int fd)
     }
     int fds[2] = {r.slot_fd, doorbell_fd_};
     if (!wire::send_with_fds(fd, &welcome, sizeof welcome, fds, 2)) return;  // gone: the relay sees it
-    // The rank's second message: its time trap's listener, if it has one.
+    // The rank's second message: its time trap's listener, if it has one. Its notifications
+    // are answered here, from the rank's channel, as the server answers those of its own
+    // machine's ranks: a trapped sleep posts its request into the slot like the rank's calls.
     pollfd watched{fd, POLLIN, 0};
     int32_t kind = 0;
     int trap = -1;
     if (poll(&watched, 1, 10000) > 0 && wire::receive_with_fds(fd, &kind, sizeof kind, &trap, 1) && trap >= 0)
-        trap_.add(trap);
+        trap_.add_rank(hello.rank, sim::local_processes(), hello.pid, hello.tid, trap,
+                       reinterpret_cast<wire::Slot*>(r.channel), doorbell_, welcome.cpu_factor,
+                       welcome.cpu_model == static_cast<uint32_t>(wire::CpuModel::Zero), welcome.epoch);
     r.active = true;
     ring();
 }
@@ -199,6 +204,7 @@ void LocalRanks::relay_once(std::vector<uint8_t>& delta)
             ship(*r);  // its last writes before its end
             remote::RankHeader gone{r->rank, static_cast<int32_t>(remote::RankGoneStatus::Closed)};
             server_.send(remote::Kind::RankGone, {{&gone, sizeof gone}});
+            trap_.remove_rank(r->rank);
             std::lock_guard<std::mutex> hold(mutex_);
             r->gone = true;
         }
@@ -207,13 +213,16 @@ void LocalRanks::relay_once(std::vector<uint8_t>& delta)
 
 // The rank exec'd a new program (a wrapper script, a shim): same process, same socket, the
 // same channel again, as the server does for a rank of its machine (registration/
-// rank_socket.cpp). The new image's time trap is the first one's, which survives exec.
+// rank_socket.cpp). The server hears of the new image before its first delta, on the same
+// stream (what the new program asks for: an OpenSHMEM program's memory waits). The new
+// image's time trap is the first one's, which survives exec.
 void LocalRanks::reattach(LocalRank& r)
 {
     wire::Hello hello{};
     if (recv(r.socket_fd, &hello, sizeof hello, MSG_DONTWAIT) != sizeof hello || !(hello.flags & wire::kHelloReattach) ||
         hello.pid != r.pid || hello.version != wire::kVersion)
         return;  // malformed: ignored, the rank keeps running
+    if (!server_.send(remote::Kind::RankHello, {{&hello, sizeof hello}})) return;
     int fds[2] = {r.slot_fd, doorbell_fd_};
     if (!wire::send_with_fds(r.socket_fd, &r.welcome, sizeof r.welcome, fds, 2)) return;
     pollfd watched{r.socket_fd, POLLIN, 0};

@@ -16,7 +16,7 @@
 #include "s4bxi/channel_sync.hpp"
 #include "s4bxi/frame_stream.hpp"
 #include "s4bxi/wire.hpp"
-#include "time_trap.hpp"
+#include "services/seccomp_supervisor.hpp"
 
 namespace s4bxi::agent {
 
@@ -35,7 +35,7 @@ struct LocalRank {
 
 class LocalRanks {
 public:
-    LocalRanks(remote::FrameStream& server, TimeTrap& trap);
+    LocalRanks(remote::FrameStream& server, sim::SeccompSupervisor& trap);
     ~LocalRanks();
 
     // The accept loop of the registration socket; returns when `stop` is set.
@@ -60,7 +60,7 @@ private:
     void relay_once(std::vector<uint8_t>& delta);
 
     remote::FrameStream& server_;
-    TimeTrap& trap_;
+    sim::SeccompSupervisor& trap_;  // the ranks' trapped time system calls
     int doorbell_fd_ = -1;
     wire::Doorbell* doorbell_ = nullptr;
     std::mutex mutex_;

@@ -21,7 +21,7 @@
 #include "payload_peers.hpp"
 #include "s4bxi/remote_wire.hpp"
 #include "server_link.hpp"
-#include "time_trap.hpp"
+#include "services/seccomp_supervisor.hpp"
 
 namespace {
 
@@ -105,7 +105,7 @@ int main(int argc, char** argv)
         fail(error.what());
     }
     server->send(remote::Kind::PayloadAddress, {{peers->address().data(), peers->address().size()}});
-    agent::TimeTrap trap;
+    sim::SeccompSupervisor trap;  // outlives the ranks' channels
     agent::LocalRanks ranks(*server, trap);
     std::atomic<bool> stop{false};
     std::thread relay([&] { ranks.relay(stop); });

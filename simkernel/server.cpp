@@ -332,7 +332,7 @@ void Server::register_ranks(int listen_fd)
         if (!serve_machines()) return;
         for (auto& r : ctx.registry.ranks())  // ranks that exec'd, or died early
             if (r->phase != RankPhase::Dead &&
-                (r->machine ? r->remote_gone.load() : serve_rank_socket(*r, spec_.nodes) == SocketStatus::Closed)) {
+                serve_rank(*r, spec_.nodes) == SocketStatus::Closed) {
                 r->phase = RankPhase::Dead;
                 ctx.outcome.fail("rank-crash",
                                  fmt::format("rank {} (pid {}) ended before every rank had registered", r->rank, r->pid),

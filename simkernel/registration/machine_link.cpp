@@ -57,6 +57,26 @@ bool MachineLink::next_hello(wire::Hello& hello)
     return true;
 }
 
+SocketStatus MachineLink::serve_rank(RankRecord& r)
+{
+    SocketStatus status = SocketStatus::Quiet;
+    std::unique_lock<std::mutex> hold(mutex_);
+    for (auto it = new_images_.begin(); it != new_images_.end();) {
+        if (it->rank != r.rank || it->pid != r.pid) {
+            ++it;
+            continue;
+        }
+        wire::Hello hello = *it;
+        it = new_images_.erase(it);
+        hold.unlock();
+        adopt_new_image(r, hello);  // asks the agent for the new thread's CPU clock
+        hold.lock();
+        it = new_images_.begin();
+        status = SocketStatus::Reattached;
+    }
+    return r.remote_gone.load(std::memory_order_acquire) ? SocketStatus::Closed : status;
+}
+
 void MachineLink::refuse(int32_t rank, const std::string& reason)
 {
     wire::Welcome refusal{};
@@ -189,7 +209,9 @@ void MachineLink::read_frames()
             wire::Hello hello;
             if (!remote::take(body, at, hello)) return lost("a malformed rank registration");
             std::lock_guard<std::mutex> hold(mutex_);
-            hellos_.push_back(hello);
+            // Before the new image's first delta, on this stream: the gate adopts it
+            // before it serves that image's calls.
+            (hello.flags & wire::kHelloReattach ? new_images_ : hellos_).push_back(hello);
             break;
         }
         case remote::Kind::Delta: {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "registration/rank_socket.hpp"
 #include "registration/remote_processes.hpp"
 #include "s4bxi/frame_stream.hpp"
 #include "s4bxi/remote_wire.hpp"
@@ -67,6 +68,10 @@ public:
     bool has_ranks() const;
     std::string why_gone() const;
 
+    // The gate's look at a rank of that machine: a new program image it exec'd (the agent
+    // answered its re-attach and passed its hello on), and whether its socket ended.
+    SocketStatus serve_rank(RankRecord& r);
+
     // The run is over: the agent may end.
     void bye();
 
@@ -85,6 +90,7 @@ private:
     std::string why_gone_;
     std::string payload_address_;  // where the other agents reach this one (remote::Kind::PayloadAddress)
     std::deque<wire::Hello> hellos_;
+    std::deque<wire::Hello> new_images_;  // re-attaches after exec, in their order
     std::map<int32_t, RankRecord*> ranks_;
     struct Pending {
         bool done = false;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "registration/machine_link.hpp"
 #include "run/context.hpp"
 #include "s4bxi/fd_passing.hpp"
 #include "s4bxi/rank_hello.hpp"
@@ -69,19 +70,29 @@ SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count)
     if (got != sizeof hello || !(hello.flags & wire::kHelloReattach) || hello.pid != rank.pid ||
         hello.version != wire::kVersion)
         return SocketStatus::Quiet;  // malformed: ignored, the rank keeps running
-    rank.tid = hello.tid;
     forget_delivery_thread(*rank.slot.object);  // gone with the old image; the new one starts its own
+    adopt_new_image(rank, hello);
+    if (!send_welcome(rank.socket_fd, make_welcome(rank, node_count), rank.slot.fd, context().doorbell.fd))
+        return SocketStatus::Closed;
+    int trap = receive_trap(rank.socket_fd);
+    if (trap >= 0) close(trap);  // the filter of the first image still serves this one
+    return trap == -2 ? SocketStatus::Closed : SocketStatus::Reattached;
+}
+
+void adopt_new_image(RankRecord& rank, const wire::Hello& hello)
+{
+    rank.tid = hello.tid;
     rank.thread_cpu = rank.process().thread_cpu_clock(rank.pid, rank.tid);
     // The new image may be an OpenSHMEM program (a wrapper exec'd it).
     const Config& config = context().config;
     bool openshmem = hello.flags & wire::kHelloOpenShmem;
     rank.memory_waits = rank.memory_waits || config.applies(config.memory_waits, openshmem);
     rank.threads_lockstep = rank.threads_lockstep || config.applies(config.lockstep, openshmem);
-    if (!send_welcome(rank.socket_fd, make_welcome(rank, node_count), rank.slot.fd, context().doorbell.fd))
-        return SocketStatus::Closed;
-    int trap = receive_trap(rank.socket_fd);
-    if (trap >= 0) close(trap);  // the filter of the first image still serves this one
-    return trap == -2 ? SocketStatus::Closed : SocketStatus::Reattached;
+}
+
+SocketStatus serve_rank(RankRecord& rank, uint32_t node_count)
+{
+    return rank.machine ? rank.machine->serve_rank(rank) : serve_rank_socket(rank, node_count);
 }
 
 }  // namespace s4bxi::sim

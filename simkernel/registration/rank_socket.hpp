@@ -23,4 +23,13 @@ enum class SocketStatus { Quiet, Reattached, Closed };
 // Non-blocking: answers a re-attach request if one is pending.
 SocketStatus serve_rank_socket(RankRecord& rank, uint32_t node_count);
 
+// The same for any rank: its socket on this machine, or what the agent of its machine
+// said of it (a re-attach it answered, the end of its socket).
+SocketStatus serve_rank(RankRecord& rank, uint32_t node_count);
+
+// A rank exec'd a new program (a wrapper script, a shim), which said hello anew: its
+// simulated thread, and what the new program asks for (an OpenSHMEM program's memory
+// waits and lockstep).
+void adopt_new_image(RankRecord& rank, const wire::Hello& hello);
+
 }  // namespace s4bxi::sim

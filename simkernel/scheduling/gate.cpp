@@ -194,9 +194,7 @@ void on_rank_death(RankRecord& r)
 bool rank_gone(RankRecord& r)
 {
     // A rank of another machine: its agent tells when its socket ended, or is lost.
-    if (r.machine ? !r.remote_gone.load(std::memory_order_acquire)
-                  : serve_rank_socket(r, g_node_count) != SocketStatus::Closed)
-        return false;
+    if (serve_rank(r, g_node_count) != SocketStatus::Closed) return false;
     on_rank_death(r);
     return true;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The house rules of the source tree (docs/architecture.md):
-- a part (libinterpose/, simkernel/, launcher/) includes only its own files and the shared
-  headers of include/ (s4bxi/..., portals4.h, pmi.h): never another part's private ones;
+- a part (libinterpose/, simkernel/, launcher/, agent/) includes only its own files and the
+  shared headers of include/ (s4bxi/..., portals4.h, pmi.h): never another part's private
+  ones, but for the folders of another part it says it runs (USES: the agent runs the
+  server's machine services on its machine);
 - inside a part, a folder includes only the folders below it in the part's order (LAYERS;
   the part's top-level files count as one folder, "."): no cycle between folders;
 - no source file is over 900 lines;
@@ -35,6 +37,10 @@ LAYERS = {
     "launcher": ("calibrate", "."),
     "agent": (".",),
 }
+# Folders of another part that a part runs as they are, with their own layer rules: the
+# agent of a machine runs the server's services for that machine's processes (host/, and
+# services/ for the seccomp supervisor; agent/meson.build links simkernel_machine).
+USES = {"agent": {"simkernel": ("host", "services")}}
 # Headers generated at build time, and the source they come from.
 GENERATED = {"s4bxi/summary_keys.hpp": "include/s4bxi/summary_schema.json"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -119,7 +125,9 @@ def main():
             if lines > LIMIT:
                 problems.append(f"{path.relative_to(root)}: {lines} lines (at most {LIMIT})")
             for name in INCLUDE.findall(text):
-                candidates = [path.parent / name, base / name, root / "include" / name]
+                used = [(root / other, folders) for other, folders in USES.get(part, {}).items()]
+                candidates = [path.parent / name, base / name, root / "include" / name,
+                              *(other / name for other, folders in used if name.split("/")[0] in folders)]
                 found = next((c.resolve() for c in candidates if c.exists()), None)
                 if found is None and name in GENERATED and (root / GENERATED[name]).exists():
                     continue
@@ -127,7 +135,8 @@ def main():
                     problems.append(f"{path.relative_to(root)}: includes \"{name}\", found nowhere")
                     continue
                 check_layer(part, base, path, found, problems)
-                allowed = (base.resolve(), (root / "include").resolve())
+                allowed = (base.resolve(), (root / "include").resolve(),
+                           *((other / folder).resolve() for other, folders in used for folder in folders))
                 if not any(found.is_relative_to(a) for a in allowed):
                     problems.append(f"{path.relative_to(root)}: includes {found.relative_to(root.resolve())}, "
                                     f"private to another part")

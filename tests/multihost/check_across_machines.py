@@ -10,21 +10,26 @@ same run summary less the host's figures (testkit.run_summary.host_independent).
 1. stock Open MPI: mpi_coll on 4 ranks across 2 machines and across 4 (one rank each),
    mpi_allreduce on 2 ranks across 2 machines, directly and through a wrapper that execs it
    (each rank registers, then re-attaches);
-2. raw Portals bootstrapped through PMI-1: pmi_pingpong.c (2 ranks, 8 B and 64 KiB) and
-   pmi_allreduce.c (2 ranks across 2 machines, 4 across 4). Under mpirun, PMI-1 comes from
-   pmi_over_pmix.c (libportals answers PMI only in spawn mode and forwards it otherwise;
-   mpirun offers PMIx alone);
-3. Sandia OpenSHMEM (unmodified unit tests, which bootstrap through PMI-1): without a PMI-1
-   library they cannot start under mpirun (said, not a failure); with pmi_over_pmix
-   preloaded, rma_coverage on 2 ranks and shmem_team_reduce on 4 across 2 machines;
-4. a machine lost: the agent of m1 killed (SIGKILL) while mpi_allreduce's 4 ranks run
+2. raw Portals bootstrapped through PMI-1 from a library of their own, as on a cluster
+   whose process manager has one: pmi_pingpong.c (2 ranks, 8 B and 64 KiB) and
+   pmi_allreduce.c (2 ranks across 2 machines, 4 across 4), linked with pmi_over_pmix.c
+   (PMI-1 over mpirun's PMIx), to which libportals leaves PMI-1 when it is loaded;
+3. Sandia OpenSHMEM (unmodified unit tests, which bootstrap through PMI-1, answered by the
+   simulation under mpirun as under s4bxi-launch -n): rma_coverage on 2 ranks across 2
+   machines, shmem_team_reduce on 4 across 2 and 4, and shmem_test (which waits on its
+   memory) exec'd by a wrapper on 2 ranks across 2;
+4. direct time system calls (the seccomp trap, answered by the agent on a rank's machine):
+   tests/integration/time/direct_syscalls --exact on 2 ranks across 2 machines, which sleep
+   and read the clock by syscall and check it moved by exactly what they slept, in no real
+   time;
+5. a machine lost: the agent of m1 killed (SIGKILL) while mpi_allreduce's 4 ranks run
    across 2 machines: the launcher must exit non-zero within the run's --timeout, its
    stderr naming m1 and the ranks that were there, and no agent, server, launcher, mpirun,
    orted or rank may be left in any machine.
 
 Exit status 0 on success, 1 on failure, 77 when machines cannot be built here or Open MPI's
-Portals components, mpirun or the programs are missing; 77 too, once steps 1, 2 and 4 have
-passed, when SOS is not built (step 3 could not run).
+Portals components, mpirun or the programs are missing; 77 too, once steps 1, 2, 4 and 5
+have passed, when SOS is not built (step 3 could not run).
 
 usage: check_across_machines.py LAUNCHER BUILD_DIR [--sos PREFIX] [--skip REASON]"""
 import os
@@ -48,7 +53,7 @@ SKIP = 77
 MACHINES = 4
 RUN_TIMEOUT = 120  # s, the launcher's --timeout for a run (a loaded 2-core host)
 WALL_MARGIN = 30  # s past it before the harness kills the launcher itself
-LOST_RUN_TIMEOUT = 60  # s, the --timeout of step 4's run
+LOST_RUN_TIMEOUT = 60  # s, the --timeout of step 5's run
 # Step 4's program: enough rounds to outlast the kill by far (20 rounds take ~1 ms of wall time a round).
 LOST_ROUNDS = 200000
 # What must not outlive a run, in any machine (names as /proc/PID/comm gives them: 15 characters at most).
@@ -208,29 +213,23 @@ def raw_portals(runs, check, pingpong, allreduce):
                 "integers, every sum checked: ok")
 
 
-def openshmem(runs, check, prefix, pmi_library):
-    print("3. Sandia OpenSHMEM across machines", flush=True)
-    program = prefix / "tests" / "unit" / "rma_coverage"
-    alone = runs.reference(program, 2)
-    said = sorted({line for line in alone.stderr.splitlines() if "not supported yet" in line or "ERROR" in line})
-    supported_alone = alone.returncode == 0 and not alone.timed_out
-    print(f"  without a PMI-1 library under mpirun, on one machine: {describe(alone)}: "
-          f"{'; '.join(said) or tail(alone.stderr, 3)}", flush=True)
-    if supported_alone:
-        print("  (SOS now starts under mpirun by itself: pmi_over_pmix is no longer needed)", flush=True)
-    preload = {"LD_PRELOAD": str(pmi_library)}
-    one = runs.reference(program, 2, env=preload)
-    if one.timed_out or one.returncode != 0:
-        # Not a failure of multi-host runs: SOS does not run under mpirun on one machine either.
-        print(f"  not supported yet: SOS under `s4bxi-launch -- mpirun` on one machine, even with "
-              f"{pmi_library.name} preloaded: {describe(one)}\n      {tail(one.stderr)}", flush=True)
-        return
-    compare(runs, check, program, 2, 2, env=preload)
-    compare(runs, check, prefix / "tests" / "unit" / "shmem_team_reduce", 4, 2, env=preload)
+def openshmem(runs, check, prefix):
+    print("3. Sandia OpenSHMEM across machines (PMI-1 answered by the simulation under mpirun)", flush=True)
+    unit = prefix / "tests" / "unit"
+    compare(runs, check, unit / "rma_coverage", 2, 2)
+    compare(runs, check, unit / "shmem_team_reduce", 4, 2)
+    compare(runs, check, unit / "shmem_team_reduce", 4, 4)
+    # Exec'd by a wrapper: the new image is an OpenSHMEM program that waits on its memory.
+    compare(runs, check, Path("/bin/sh"), 2, 2, arguments=("-c", f"exec {unit / 'shmem_test'}"))
+
+
+def direct_time_calls(runs, check, program):
+    print("4. direct time system calls across machines", flush=True)
+    compare(runs, check, program, 2, 2, arguments=("--exact",))
 
 
 def lost_machine(runs, check, mpi):
-    print("4. a machine lost: m1's agent killed while the ranks run", flush=True)
+    print("5. a machine lost: m1's agent killed while the ranks run", flush=True)
     machines, m0, m1 = runs.machines, runs.machines[0], runs.machines[1]
     ranks, count = 4, 2
     on_m1 = [r for r in range(ranks) if r % count == 1]
@@ -254,7 +253,7 @@ def lost_machine(runs, check, mpi):
             check(False, f"m1 never had its agent, its {len(on_m1)} ranks and its place in the run (agent {agent}, "
                   f"ranks {ranks_there}, joined {joined_m1}); launcher "
                   f"{'status ' + str(launcher.returncode) if launcher.poll() is not None else 'running'}: "
-                  f"{tail(err.read_text(errors='replace'))}", "step 4: the run never had its ranks and agent on m1")
+                  f"{tail(err.read_text(errors='replace'))}", "step 5: the run never had its ranks and agent on m1")
             return
         time.sleep(1.5)
         before = err.read_text(errors="replace")
@@ -283,7 +282,7 @@ def lost_machine(runs, check, mpi):
     check(still and status not in (None, 0, 124) and within,
           f"the launcher exited with status {status} {after:.1f} s after the kill ({ended - started:.1f} s after the "
           f"start; --timeout {LOST_RUN_TIMEOUT})",
-          f"step 4: the launcher's status {status}, {after:.1f} s after the kill, {ended - started:.1f} s after the "
+          f"step 5: the launcher's status {status}, {after:.1f} s after the kill, {ended - started:.1f} s after the "
           f"start (expected non-zero, not 124, within --timeout {LOST_RUN_TIMEOUT} s)")
     report = [line for line in text.splitlines() if re.search(r"\bm1\b", line) and "joined the run" not in line
               and "listening for processes" not in line]
@@ -295,7 +294,7 @@ def lost_machine(runs, check, mpi):
                                     f"message {written.get('message')!r}" if isinstance(written, dict) else "none"),
           flush=True)
     check(report and named == on_m1, f"lines naming m1: {report or 'none'}; ranks of m1 named there: {named}",
-          f"step 4: stderr names m1 in {report or 'no line'}, ranks named {named}, expected {on_m1}")
+          f"step 5: stderr names m1 in {report or 'no line'}, ranks named {named}, expected {on_m1}")
     # Nothing of the run left in any machine (the launcher has exited: 5 s at most for the rest to go).
     deadline = time.monotonic() + 5
     while True:
@@ -306,7 +305,7 @@ def lost_machine(runs, check, mpi):
         time.sleep(0.5)
     shown = {name: [f"{pid} {comm}" for pid, (comm, _) in found.items()] for name, found in left.items() if found}
     check(not shown, f"processes of the run left: {shown or 'none'} (looked for {sorted(RUN_PROCESSES)} and the ranks)",
-          f"step 4: processes left after the run: {shown}")
+          f"step 5: processes left after the run: {shown}")
     others = {m.name: sorted(comm for comm, _ in processes(m).values()) for m in machines}
     print(f"  every process in the machines now: {others}", flush=True)
 
@@ -326,13 +325,14 @@ def main(argv):
     mpi = build / "tests" / "mpi"
     here = build / "tests" / "multihost"
     pingpong, allreduce, pmi_library = here / "pmi_pingpong", here / "pmi_allreduce", here / "libpmi_over_pmix.so"
+    direct = build / "tests" / "integration" / "time" / "direct_syscalls"
     if not shutil.which("mpirun"):
         print("SKIP: mpirun was not found (Debian's Open MPI: tools/setup installs it)")
         return SKIP
     if why := missing_components(launcher):
         print(f"SKIP: {why}: run tools/setup (tools/build-openmpi-portals4; docs/openmpi.md)")
         return SKIP
-    missing = [p.name for p in (mpi / "mpi_coll", mpi / "mpi_allreduce", pingpong, allreduce, pmi_library)
+    missing = [p.name for p in (mpi / "mpi_coll", mpi / "mpi_allreduce", pingpong, allreduce, pmi_library, direct)
                if not p.exists()]
     if missing:
         print(f"SKIP: {', '.join(missing)} not built (mpicc and PMIx's development files, libpmix-dev, are needed)")
@@ -351,9 +351,9 @@ def main(argv):
               f"mpirun in m0", flush=True)
         runs = Runs(launcher, machines)
         for step in (lambda: stock_open_mpi(runs, check, mpi), lambda: raw_portals(runs, check, pingpong, allreduce),
-                     lambda: openshmem(runs, check, sos, pmi_library) if sos else
+                     lambda: openshmem(runs, check, sos) if sos else
                      print(f"3. Sandia OpenSHMEM across machines\n  skipped: {sos_missing}", flush=True),
-                     lambda: lost_machine(runs, check, mpi)):
+                     lambda: direct_time_calls(runs, check, direct), lambda: lost_machine(runs, check, mpi)):
             step_started = time.monotonic()
             step()
             print(f"  ({time.monotonic() - step_started:.1f} s)", flush=True)
@@ -362,10 +362,10 @@ def main(argv):
         print("FAIL:\n" + "\n".join(check.errors), file=sys.stderr)
         return 1
     if sos_missing:
-        print(f"SKIP (steps 1, 2 and 4 passed): {sos_missing}")
+        print(f"SKIP (steps 1, 2, 4 and 5 passed): {sos_missing}")
         return SKIP
-    print("ok: Open MPI, raw Portals and OpenSHMEM across 2 and 4 machines as on one; a lost machine reported, "
-          "nothing left behind")
+    print("ok: Open MPI, raw Portals, OpenSHMEM and direct time system calls across 2 and 4 machines as on one; "
+          "a lost machine reported, nothing left behind")
     return 0
 
 

@@ -1,10 +1,10 @@
-/* A PMI-1 client library over PMIx, for raw Portals and OpenSHMEM programs run under
- * `s4bxi-launch -- mpirun`. In command mode libportals.so does not answer PMI-1: each PMI_*
- * call goes to the next definition loaded (include/pmi.h, docs/usage.md "Bootstrapping raw
- * Portals programs"), and Open MPI's mpirun offers PMIx only (Debian's PMIx 4 has no PMI-1
- * compatibility library). This is that next definition, the way a cluster's libpmi would be:
- * linked by tests/multihost's Portals programs, preloaded after libportals for SOS's
- * programs. Like any process manager's, it runs in real time, outside the simulation.
+/* A PMI-1 client library over PMIx, as a cluster's libpmi would be, for raw Portals programs
+ * run under `s4bxi-launch -- mpirun`. Where a PMI-1 library is loaded in a rank's process,
+ * libportals.so leaves PMI-1 to it: each PMI_* call goes to the next definition loaded
+ * (include/pmi.h, docs/usage.md "Bootstrapping raw Portals programs"); without one, the
+ * simulation answers. Linked by tests/multihost's Portals programs, so that this path is
+ * tested across machines too. Like any process manager's, it runs in real time, outside
+ * the simulation.
  *
  * The key-value space is the job's PMIx namespace: PMI_KVS_Put is a global PMIx_Put,
  * PMI_KVS_Commit a PMIx_Commit, PMI_Barrier a PMIx_Fence that collects the data, and
