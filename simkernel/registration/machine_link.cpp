@@ -59,22 +59,20 @@ bool MachineLink::next_hello(wire::Hello& hello)
 
 SocketStatus MachineLink::serve_rank(RankRecord& r)
 {
-    SocketStatus status = SocketStatus::Quiet;
-    std::unique_lock<std::mutex> hold(mutex_);
-    for (auto it = new_images_.begin(); it != new_images_.end();) {
-        if (it->rank != r.rank || it->pid != r.pid) {
-            ++it;
-            continue;
-        }
-        wire::Hello hello = *it;
-        it = new_images_.erase(it);
-        hold.unlock();
-        adopt_new_image(r, hello);  // asks the agent for the new thread's CPU clock
-        hold.lock();
-        it = new_images_.begin();
-        status = SocketStatus::Reattached;
+    std::vector<wire::Hello> images;
+    {
+        std::lock_guard<std::mutex> hold(mutex_);
+        std::erase_if(new_images_, [&](const wire::Hello& hello) {
+            if (hello.rank != r.rank || hello.pid != r.pid) return false;
+            images.push_back(hello);
+            return true;
+        });
     }
-    return r.remote_gone.load(std::memory_order_acquire) ? SocketStatus::Closed : status;
+    // Outside the mutex: adopting asks the agent for the new thread's CPU clock, and the
+    // answer comes through this link's reader, which takes the mutex.
+    for (const wire::Hello& hello : images) adopt_new_image(r, hello);
+    if (r.remote_gone.load(std::memory_order_acquire)) return SocketStatus::Closed;
+    return images.empty() ? SocketStatus::Quiet : SocketStatus::Reattached;
 }
 
 void MachineLink::refuse(int32_t rank, const std::string& reason)

@@ -109,6 +109,7 @@ def main():
     problems = []
     for part in PARTS:
         base = root / part
+        used = [(root / other, folders) for other, folders in USES.get(part, {}).items()]
         if part not in LAYERS:
             problems.append(f"{part}/ has no layer order (tests/layout/check_layout.py, LAYERS)")
         for path in sorted(base.rglob("*")):
@@ -125,7 +126,6 @@ def main():
             if lines > LIMIT:
                 problems.append(f"{path.relative_to(root)}: {lines} lines (at most {LIMIT})")
             for name in INCLUDE.findall(text):
-                used = [(root / other, folders) for other, folders in USES.get(part, {}).items()]
                 candidates = [path.parent / name, base / name, root / "include" / name,
                               *(other / name for other, folders in used if name.split("/")[0] in folders)]
                 found = next((c.resolve() for c in candidates if c.exists()), None)

@@ -54,7 +54,7 @@ MACHINES = 4
 RUN_TIMEOUT = 120  # s, the launcher's --timeout for a run (a loaded 2-core host)
 WALL_MARGIN = 30  # s past it before the harness kills the launcher itself
 LOST_RUN_TIMEOUT = 60  # s, the --timeout of step 5's run
-# Step 4's program: enough rounds to outlast the kill by far (20 rounds take ~1 ms of wall time a round).
+# Step 5's program: enough rounds to outlast the kill by far (20 rounds take ~1 ms of wall time a round).
 LOST_ROUNDS = 200000
 # What must not outlive a run, in any machine (names as /proc/PID/comm gives them: 15 characters at most).
 RUN_PROCESSES = {"s4bxi-agent", "s4bxi-simkernel", "s4bxi-launch", "mpirun", "mpiexec", "orted", "prted", "prte"}
