@@ -232,6 +232,7 @@ private:
     struct EmptyPoll {
         double deadline;
         uint64_t arrivals;
+        double first_pending_visible;  // an event queued before the poll, not visible yet (-1: none)
     };
 
     EmptyPoll begin_empty_poll()
@@ -239,7 +240,15 @@ private:
         double now = sg4::Engine::get_clock();
         if (p_.idle_since < 0) p_.idle_since = now;
         double idle = std::min(now - p_.idle_since, kPollIdleLimit);
-        return {now + std::max(p_.poll_quantum, kPollIdleFraction * idle), p_.arrivals};
+        // An event queued before the poll but visible only later (its write to the host is
+        // under way) ends it when it becomes visible, as one that arrives during it would:
+        // the loop would see it on its next round, whichever of the rank's queues holds it.
+        double pending = -1.0;
+        for (const EventQueue& q : p_.eqs) {
+            double first = q.used ? q.first_visible_after(now) : -1.0;
+            if (first >= 0 && (pending < 0 || first < pending)) pending = first;
+        }
+        return {now + std::max(p_.poll_quantum, kPollIdleFraction * idle), p_.arrivals, pending};
     }
 
     // While the proxy waits in an empty poll, the gate knows its deadline.
@@ -269,8 +278,13 @@ private:
     // otherwise shortens `until` to when it will be.
     bool arrival_visible(const EmptyPoll& poll, double& until) const
     {
+        double now = sg4::Engine::get_clock();
+        if (poll.first_pending_visible >= 0) {
+            if (poll.first_pending_visible <= now) return true;
+            if (until < 0 || poll.first_pending_visible < until) until = poll.first_pending_visible;
+        }
         if (p_.arrivals == poll.arrivals) return false;
-        if (p_.last_arrival_visible_at <= sg4::Engine::get_clock()) return true;
+        if (p_.last_arrival_visible_at <= now) return true;
         if (until < 0 || p_.last_arrival_visible_at < until) until = p_.last_arrival_visible_at;
         return false;
     }

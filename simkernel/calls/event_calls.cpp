@@ -43,7 +43,7 @@ int Call::wait_events(const uint32_t* handles, uint32_t count, uint32_t timeout_
     for (uint32_t i = 0; i < count; ++i)
         if (!eq(handles[i])) return PTL_ARG_INVALID;
     bool polling = timeout_ms == 0;
-    EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0};
+    EmptyPoll poll = polling ? begin_empty_poll() : EmptyPoll{-1.0, 0, -1.0};
     std::optional<PollInProgress> in_poll;
     if (polling) in_poll.emplace(p_, poll.deadline);
     double deadline = polling ? -1.0 : poll_deadline(timeout_ms);

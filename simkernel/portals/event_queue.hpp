@@ -40,6 +40,14 @@ public:
     // Appends the event, or records a drop when the queue is full (returns false).
     bool push(const TimedEvent& event);
     const TimedEvent* front() const { return events_.empty() ? nullptr : &events_.front(); }
+    // The first date after `now` at which one of its events becomes visible (-1: none).
+    // Events are appended about in the order they become visible: only the newest are read.
+    double first_visible_after(double now) const
+    {
+        double first = -1.0;
+        for (auto e = events_.rbegin(); e != events_.rend() && e->visible_at > now; ++e) first = e->visible_at;
+        return first;
+    }
     void pop_front();
     // True once after an event was dropped: the next event taken reports PTL_EQ_DROPPED.
     bool take_dropped();
